@@ -1,0 +1,39 @@
+# One command per job. `make run` and `make test` set everything up on a fresh machine:
+# they create .venv and install the project when pyproject.toml changed, not otherwise.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint format typecheck check bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/engram demo
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check app ui services tests bench
+	$(BIN)/ruff format --check app ui services tests bench
+
+format: $(STAMP)
+	$(BIN)/ruff format app ui services tests bench
+	$(BIN)/ruff check --fix app ui services tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+check: lint typecheck test
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,17 @@
+"""`engram`, the command-line interface: everything the tray does, scriptable, with
+`--json` on every command. Heavy libraries load only when a command needs them."""
+
+from __future__ import annotations
+
+import sys
+
+from app.cli.common import cli
+from app.cli import maintenance, memories, search, transfer  # noqa: F401  (register commands)
+
+
+def main() -> None:
+    cli.main(prog_name="engram", standalone_mode=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The CLI's shared parts: the root group with its global options, the lazily opened
+`Engram`, JSON/rich output, and error reporting through `app.errors`."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from app.errors import to_message
+from app.paths import resolve_data_dir
+
+if TYPE_CHECKING:
+    from app.composition import Engram
+    from services.memory import Memory
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class CliState:
+    data_dir_option: str | None
+    verbose: bool
+    _engram: Engram | None = field(default=None, repr=False)
+
+    @property
+    def data_dir(self) -> Path:
+        return resolve_data_dir(self.data_dir_option)
+
+    def engram(self, catch_up: bool = True) -> Engram:
+        """Open the services once; reconcile indexes and embed what is waiting."""
+        if self._engram is None:
+            from app.composition import open_engram
+
+            self._engram = open_engram(self.data_dir)
+            if catch_up:
+                engram = self._engram
+                engram.start_up()
+                waiting = engram.store.pending_count(engram.embedder.model_id)
+                if waiting:
+                    if waiting > 50:
+                        err(f"embedding {waiting} memories that are waiting for vectors…")
+                    engram.service.catch_up()
+                change = engram.model_change()
+                if change is not None:
+                    err(f"the embedding model changed to {engram.embedder.model_id}: "
+                        "run `engram reindex` to re-embed (searches fall back to keywords "
+                        "until then)")
+                    engram.retriever.embedder = None
+        return self._engram
+
+    def close(self) -> None:
+        if self._engram is not None:
+            self._engram.close()
+            self._engram = None
+
+
+def err(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def json_option(function: F) -> F:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print machine-readable JSON.")(function)
+
+
+def project_option(function: F) -> F:
+    return click.option("--project", "-p", default=None,
+                        help="Project the memories belong to.")(function)
+
+
+def handle_errors(function: F) -> F:
+    """Report expected errors cleanly (exit 2 input, 3 environment), bugs as bugs."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except click.exceptions.Exit:
+            raise
+        except (click.ClickException, click.Abort):
+            raise
+        except Exception as error:  # the one place every command's errors end up
+            message = to_message(error)
+            err(f"error: {message.title}")
+            for problem in message.problems[:200]:
+                err(f"  {problem}")
+            if len(message.problems) > 200:
+                err(f"  … and {len(message.problems) - 200} more")
+            if message.detail:
+                err(message.detail)
+            sys.exit(message.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Data folder (default: ENGRAM_DATA_DIR or the user data folder).")
+@click.option("--verbose", "-v", is_flag=True, help="Log what happens to stderr.")
+@click.version_option(package_name="engram")
+@click.pass_context
+def cli(ctx: click.Context, data_dir: str | None, verbose: bool) -> None:
+    """Engram: a local, private memory for coding with AI assistants."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    state = CliState(data_dir, verbose)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+pass_state = click.make_pass_decorator(CliState)
+
+
+def memory_summary(memory: Memory) -> dict[str, Any]:
+    return {"id": memory.id, "project": memory.project, "type": memory.type.value,
+            "title": memory.title, "tier": memory.tier.value,
+            "confidence": round(memory.confidence, 3), "created_at": memory.created_at,
+            "tags": memory.tags}

@@ -1,0 +1,163 @@
+"""`engram cleanup | reindex | stats | config`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from app.cli.common import CliState, cli, console, emit_json, handle_errors, json_option, pass_state
+from services.filters import MemoryFilter
+
+
+@cli.command()
+@click.option("--force-decay", is_flag=True, help="Decay now even if a week has not passed.")
+@json_option
+@pass_state
+@handle_errors
+def cleanup(state: CliState, force_decay: bool, as_json: bool) -> None:
+    """Weekly decay of unused memories; archive (never delete) the unneeded ones."""
+    report = state.engram(catch_up=False).lifecycle.cleanup(force_decay=force_decay)
+    if as_json:
+        emit_json({"decayed": report.decayed, "archived": report.archived,
+                   "decay_ran": report.decay_ran})
+        return
+    decay = (f"decayed {report.decayed} unused memories" if report.decay_ran
+             else "decay not due yet")
+    click.echo(f"{decay}; archived {report.archived}")
+
+
+@cli.command()
+@json_option
+@pass_state
+@handle_errors
+def reindex(state: CliState, as_json: bool) -> None:
+    """Rebuild the keyword and vector indexes from the records (SQLite)."""
+    engram = state.engram(catch_up=False)
+    change = engram.model_change()
+    if change is not None:
+        change.run()
+    embedded = engram.indexer.reindex()
+    total = engram.store.count()
+    if as_json:
+        emit_json({"memories": total, "embedded": embedded, "model": engram.embedder.model_id})
+    else:
+        click.echo(f"reindexed {total} memories ({embedded} embedded with "
+                   f"{engram.embedder.model_id})")
+
+
+def _stats(state: CliState) -> dict[str, Any]:
+    engram = state.engram(catch_up=False)
+    import peewee as pw
+
+    from services.db import MemoryRow
+
+    def grouped(field: Any) -> dict[str, int]:
+        query = MemoryRow.select(field, pw.fn.COUNT(MemoryRow.id).alias("n")).group_by(field)
+        return {str(getattr(row, field.name)): int(row.n) for row in query}
+
+    return {
+        "data_dir": str(engram.data_dir),
+        "memories": engram.store.count(),
+        "searchable_now": engram.store.count(MemoryFilter()),
+        "by_project": grouped(MemoryRow.project),
+        "by_type": grouped(MemoryRow.type),
+        "by_tier": grouped(MemoryRow.tier),
+        "waiting_for_embedding": engram.store.pending_count(engram.embedder.model_id),
+        "embedding_model": engram.embedder.model_id,
+        "searches": engram.metrics.summary(),
+    }
+
+
+@cli.command()
+@json_option
+@pass_state
+@handle_errors
+def stats(state: CliState, as_json: bool) -> None:
+    """What is stored and how searches went (last 30 days)."""
+    data = _stats(state)
+    if as_json:
+        emit_json(data)
+        return
+    out = console()
+    out.print(f"[bold]{data['memories']}[/bold] memories in {data['data_dir']} "
+              f"({data['waiting_for_embedding']} waiting for embedding)")
+    for key in ("by_project", "by_type", "by_tier"):
+        pairs = ", ".join(f"{k}: {v}" for k, v in sorted(data[key].items()))
+        out.print(f"  {key.replace('_', ' ')}: {pairs or '-'}")
+    searches = data["searches"]
+    out.print(f"searches in the last {searches['days']} days: {searches['searches']}")
+    if searches["searches"]:
+        latency = searches["latency_ms"]
+        out.print(f"  latency p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms; "
+                  f"empty: {searches['empty_searches']}; flags: {searches['flags'] or '-'}")
+
+
+@cli.group()
+def config() -> None:
+    """Read and change settings (stored in settings.json in the data folder)."""
+
+
+@config.command(name="list")
+@json_option
+@pass_state
+@handle_errors
+def config_list(state: CliState, as_json: bool) -> None:
+    """Every setting with its value, default and where the value comes from."""
+    from app.settings import SETTINGS_FILE, Settings
+
+    items = Settings(state.data_dir / SETTINGS_FILE).items()
+    if as_json:
+        emit_json(items)
+        return
+    from rich.table import Table
+
+    table = Table()
+    for column in ("key", "value", "source", "description"):
+        table.add_column(column)
+    for item in items:
+        table.add_row(item["key"], str(item["value"]), item["source"], item["description"])
+    console().print(table)
+
+
+@config.command(name="get")
+@click.argument("key")
+@json_option
+@pass_state
+@handle_errors
+def config_get(state: CliState, key: str, as_json: bool) -> None:
+    from app.settings import SETTINGS_FILE, Settings
+
+    value = Settings(state.data_dir / SETTINGS_FILE).get(key)
+    if as_json:
+        emit_json({"key": key, "value": value})
+    else:
+        click.echo(value)
+
+
+@config.command(name="set")
+@click.argument("key")
+@click.argument("value")
+@json_option
+@pass_state
+@handle_errors
+def config_set(state: CliState, key: str, value: str, as_json: bool) -> None:
+    from app.settings import SETTINGS_FILE, Settings
+
+    stored = Settings(state.data_dir / SETTINGS_FILE).set(key, value)
+    if as_json:
+        emit_json({"key": key, "value": stored})
+    else:
+        click.echo(f"{key} = {stored}")
+
+
+@config.command(name="set-key")
+@click.argument("name", type=click.Choice(["embedder.openai"]))
+@pass_state
+@handle_errors
+def config_set_key(state: CliState, name: str) -> None:
+    """Store an API key in the system keyring (never in a file)."""
+    from app.secrets import set_api_key
+
+    set_api_key(name, click.prompt("API key", hide_input=True))
+    click.echo(f"stored the key for {name} in the system keyring")

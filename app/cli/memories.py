@@ -1,0 +1,236 @@
+"""`engram add | list | show | edit | delete`."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from app.cli.common import (
+    CliState,
+    cli,
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    memory_summary,
+    pass_state,
+    project_option,
+)
+from services.types import MemoryType, RetrievalMode, Scope, Source, Tier
+
+TYPE_CHOICE = click.Choice([t.value for t in MemoryType], case_sensitive=False)
+
+
+def parse_date(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO date (YYYY-MM-DD)",
+                                 param_hint=option) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def filter_options(function: Any) -> Any:
+    """The filters shared by `list` and `search`."""
+    options = [
+        click.option("--type", "-t", "types", multiple=True, type=TYPE_CHOICE,
+                     help="Only these types (repeatable)."),
+        click.option("--tag", "tags", multiple=True, help="Only memories with this tag."),
+        click.option("--after", help="Created on or after this date (ISO)."),
+        click.option("--before", help="Created before this date (ISO)."),
+        click.option("--exclude-session", help="Leave out memories from this session."),
+        click.option("--min-confidence", type=click.FloatRange(0, 1)),
+        click.option("--mode", type=click.Choice([m.value for m in RetrievalMode]),
+                     default=None, help="Tiers to include (default: standard = hot + warm)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def build_filter(state: CliState, project: str | None, types: tuple[str, ...],
+                 tags: tuple[str, ...], after: str | None, before: str | None,
+                 exclude_session: str | None, min_confidence: float | None,
+                 mode: str | None) -> Any:
+    from services.filters import MemoryFilter
+
+    default_mode = state.engram().settings.get("retrieval.mode")
+    return MemoryFilter(
+        project=project, types=tuple(MemoryType(t.lower()) for t in types), tags=tags,
+        created_after=parse_date(after, "--after"), created_before=parse_date(before, "--before"),
+        exclude_session=exclude_session, min_confidence=min_confidence,
+        mode=RetrievalMode(mode or default_mode),
+    )
+
+
+def read_text_argument(value: str) -> str:
+    if value != "-":
+        return value
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise click.UsageError(f"stdin is not valid UTF-8 (byte {error.start})") from None
+
+
+@cli.command()
+@click.argument("content")
+@click.option("--type", "-t", "type_", type=TYPE_CHOICE, default="fact", show_default=True)
+@click.option("--title", help="Short title (default: the first sentence).")
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--file-ref", "file_refs", multiple=True, help="Related path or glob (repeatable).")
+@click.option("--confidence", type=click.FloatRange(0, 1), default=0.8, show_default=True)
+@click.option("--scope", type=click.Choice([s.value for s in Scope]), default="project-shared")
+@click.option("--session", "session_id", help="Session the memory comes from.")
+@click.option("--id", "memory_id", help="Use this id instead of a generated one.")
+@project_option
+@json_option
+@pass_state
+@handle_errors
+def add(state: CliState, content: str, type_: str, title: str | None, tags: tuple[str, ...],
+        file_refs: tuple[str, ...], confidence: float, scope: str, session_id: str | None,
+        memory_id: str | None, project: str | None, as_json: bool) -> None:
+    """Store a memory. CONTENT is the text, or - to read it from stdin."""
+    data: dict[str, Any] = {
+        "content": read_text_argument(content), "type": type_, "title": title,
+        "tags": list(tags), "file_refs": list(file_refs), "confidence": confidence,
+        "scope": scope, "source": Source.EXPLICIT.value, "session_id": session_id,
+        "id": memory_id,
+    }
+    memory = state.engram().service.add({k: v for k, v in data.items() if v is not None},
+                                        default_project=project)
+    if as_json:
+        emit_json(memory_summary(memory))
+    else:
+        click.echo(f"stored {memory.id}: {memory.title}")
+
+
+@cli.command(name="list")
+@project_option
+@filter_options
+@click.option("--limit", "-n", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0)
+@json_option
+@pass_state
+@handle_errors
+def list_(state: CliState, project: str | None, types: tuple[str, ...], tags: tuple[str, ...],
+          after: str | None, before: str | None, exclude_session: str | None,
+          min_confidence: float | None, mode: str | None, limit: int, offset: int,
+          as_json: bool) -> None:
+    """List memories, newest first."""
+    engram = state.engram(catch_up=False)
+    flt = build_filter(state, project, types, tags, after, before, exclude_session,
+                       min_confidence, mode)
+    memories = engram.store.query(flt, limit=limit, offset=offset)
+    if as_json:
+        emit_json({"total": engram.store.count(flt),
+                   "memories": [memory_summary(m) for m in memories]})
+        return
+    from rich.table import Table
+
+    table = Table(show_lines=False)
+    for column in ("id", "type", "project", "created", "title"):
+        table.add_column(column)
+    for memory in memories:
+        table.add_row(memory.id, memory.type.value, memory.project or "",
+                      memory.created_at[:10], memory.title)
+    console().print(table)
+    click.echo(f"{len(memories)} of {engram.store.count(flt)} memories")
+
+
+@cli.command()
+@click.argument("memory_id")
+@json_option
+@pass_state
+@handle_errors
+def show(state: CliState, memory_id: str, as_json: bool) -> None:
+    """Show one memory in full."""
+    engram = state.engram(catch_up=False)
+    memory = engram.store.get(memory_id)
+    chunks = engram.store.chunks(memory_id)
+    if as_json:
+        data = memory.to_dict()
+        data["chunks"] = [{"index": c.index, "kind": c.kind, "language": c.language,
+                           "tokens": c.token_count} for c in chunks]
+        emit_json(data)
+        return
+    out = console()
+    out.print(f"[bold]{memory.title}[/bold]  ({memory.type.value}, {memory.id})")
+    out.print(f"project: {memory.project or '-'}   tier: {memory.tier.value}   "
+              f"confidence: {memory.confidence:.2f}   created: {memory.created_at}")
+    if memory.tags:
+        out.print("tags: " + ", ".join(memory.tags))
+    if memory.file_refs:
+        out.print("files: " + ", ".join(memory.file_refs))
+    if memory.superseded_by:
+        out.print(f"[yellow]superseded by {memory.superseded_by}[/yellow]")
+    click.echo("")
+    click.echo(memory.content)
+    if chunks:
+        click.echo(f"\n({len(chunks)} chunks)")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--content", help="New content (- reads stdin).")
+@click.option("--title")
+@click.option("--type", "-t", "type_", type=TYPE_CHOICE)
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
+@click.option("--file-ref", "file_refs", multiple=True, help="Replace the file refs.")
+@click.option("--confidence", type=click.FloatRange(0, 1))
+@click.option("--tier", type=click.Choice([t.value for t in Tier]))
+@click.option("--scope", type=click.Choice([s.value for s in Scope]))
+@click.option("--summary", help="Summary form of the content.")
+@project_option
+@json_option
+@pass_state
+@handle_errors
+def edit(state: CliState, memory_id: str, content: str | None, title: str | None,
+         type_: str | None, tags: tuple[str, ...], file_refs: tuple[str, ...],
+         confidence: float | None, tier: str | None, scope: str | None, summary: str | None,
+         project: str | None, as_json: bool) -> None:
+    """Change fields of a memory."""
+    changes: dict[str, Any] = {}
+    if content is not None:
+        changes["content"] = read_text_argument(content)
+    for key, value in (("title", title), ("type", type_), ("confidence", confidence),
+                       ("tier", tier), ("scope", scope), ("summary", summary),
+                       ("project", project)):
+        if value is not None:
+            changes[key] = value
+    if tags:
+        changes["tags"] = list(tags)
+    if file_refs:
+        changes["file_refs"] = list(file_refs)
+    if not changes:
+        raise click.UsageError("nothing to change: give at least one option")
+    memory = state.engram().service.edit(memory_id, changes)
+    if as_json:
+        emit_json(memory_summary(memory))
+    else:
+        click.echo(f"updated {memory.id}: {memory.title}")
+
+
+@cli.command()
+@click.argument("memory_ids", nargs=-1, required=True)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@pass_state
+@handle_errors
+def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: bool) -> None:
+    """Delete memories for good (`engram edit ID --tier archived` keeps them)."""
+    engram = state.engram()
+    for memory_id in memory_ids:
+        engram.store.get(memory_id)
+    if not yes and sys.stdin.isatty():
+        click.confirm(f"Delete {len(memory_ids)} memories?", abort=True)
+    deleted = [engram.service.delete(memory_id).id for memory_id in memory_ids]
+    if as_json:
+        emit_json({"deleted": deleted})
+    else:
+        click.echo(f"deleted {len(deleted)} memories")

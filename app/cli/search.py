@@ -1,0 +1,128 @@
+"""`engram search`: one query, or a batch from `--queries-file` (one JSON line out per
+line in, nothing else on stdout)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from app.cli.common import (
+    CliState,
+    cli,
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    pass_state,
+    project_option,
+)
+from app.cli.memories import build_filter, filter_options
+from services.errors import Problem, ValidationFailed
+
+
+def result_json(result: Any) -> dict[str, Any]:
+    memory, breakdown = result.memory, result.breakdown
+    return {
+        "id": memory.id, "score": round(result.score, 6), "type": memory.type.value,
+        "project": memory.project, "title": memory.title, "created_at": memory.created_at,
+        "breakdown": {"dense": round(breakdown.dense, 6), "lexical": round(breakdown.lexical, 6),
+                      "identifier": round(breakdown.identifier, 6),
+                      "matched_identifiers": list(breakdown.matched_identifiers),
+                      "sources": list(breakdown.sources), "best_chunk": breakdown.best_chunk},
+    }
+
+
+def read_queries(path: Path) -> list[dict[str, Any]]:
+    problems: list[Problem] = []
+    queries: list[dict[str, Any]] = []
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValidationFailed(f"{path} is not valid UTF-8",
+                               [Problem(str(path), f"byte {error.start}")]) from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            problems.append(Problem(where, f"invalid JSON ({error.msg})"))
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+            problems.append(Problem(where, "expected an object with a string 'query'"))
+            continue
+        if "project" in item and item["project"] is not None and not isinstance(
+                item["project"], str):
+            problems.append(Problem(where, "'project' must be a string"))
+            continue
+        queries.append(item)
+    if problems:
+        raise ValidationFailed(f"{path}: {len(problems)} problem(s) in the queries file",
+                               problems)
+    return queries
+
+
+@cli.command()
+@click.argument("query", required=False)
+@project_option
+@filter_options
+@click.option("--limit", "-n", type=click.IntRange(1, 1000), default=None,
+              help="How many results (default: the retrieval.limit setting).")
+@click.option("--retriever", type=click.Choice(["hybrid", "dense", "lexical"]),
+              default="hybrid", show_default=True)
+@click.option("--queries-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="JSONL of {id, query, project?}: one JSON result line per query.")
+@click.option("--record/--no-record", default=False,
+              help="Record the results as retrieved (usage statistics).")
+@json_option
+@pass_state
+@handle_errors
+def search(state: CliState, query: str | None, project: str | None, types: tuple[str, ...],
+           tags: tuple[str, ...], after: str | None, before: str | None,
+           exclude_session: str | None, min_confidence: float | None, mode: str | None,
+           limit: int | None, retriever: str, queries_file: Path | None, record: bool,
+           as_json: bool) -> None:
+    """Find memories: hybrid of meaning, keywords and code identifiers."""
+    from services.retrieval import RetrieverKind
+
+    if (query is None) == (queries_file is None):
+        raise click.UsageError("give a QUERY or --queries-file (not both)")
+    engram = state.engram()
+    limit = limit or engram.settings.get("retrieval.limit")
+    flt = build_filter(state, project, types, tags, after, before, exclude_session,
+                       min_confidence, mode)
+    kind = RetrieverKind(retriever)
+    if queries_file is not None:
+        for item in read_queries(queries_file):
+            scoped = replace(flt, project=item.get("project") or flt.project)
+            response = engram.service.search(item["query"], scoped, limit, kind, record)
+            emit_json({"id": item.get("id"),
+                       "results": [{"id": r.memory.id, "score": round(r.score, 6)}
+                                   for r in response.results]})
+        return
+    assert query is not None
+    response = engram.service.search(query, flt, limit, kind, record)
+    if as_json:
+        emit_json({"query": query, "retriever": retriever, "flags": response.flags,
+                   "took_ms": round(response.metrics.total_ms, 2),
+                   "results": [result_json(r) for r in response.results]})
+        return
+    out = console()
+    for flag in response.flags:
+        out.print(f"[yellow]note: {flag.replace('_', ' ')}[/yellow]")
+    if not response.results:
+        out.print("no memories found")
+        return
+    for rank, result in enumerate(response.results, start=1):
+        memory, b = result.memory, result.breakdown
+        why = f"dense {b.dense:.2f} · bm25 {b.lexical:.2f} · ident {b.identifier:.2f}"
+        if b.matched_identifiers:
+            why += " (" + ", ".join(b.matched_identifiers) + ")"
+        out.print(f"{rank:>2}. [bold]{memory.title}[/bold]  [dim]{memory.id}[/dim]")
+        out.print(f"    {memory.type.value} · {memory.project or '-'} · "
+                  f"{memory.created_at[:10]} · score {result.score:.3f} = {why}")

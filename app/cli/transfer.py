@@ -1,0 +1,117 @@
+"""`engram export | import | ingest`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from app.cli.common import (
+    CliState,
+    cli,
+    emit_json,
+    err,
+    handle_errors,
+    json_option,
+    pass_state,
+    project_option,
+)
+from services.filters import MemoryFilter
+
+
+@cli.command()
+@project_option
+@click.option("--format", "format_", type=click.Choice(["json", "jsonl"]), default="json",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file instead of stdout.")
+@json_option
+@pass_state
+@handle_errors
+def export(state: CliState, project: str | None, format_: str, output: Path | None,
+           as_json: bool) -> None:
+    """Export memories (all tiers, superseded included) as JSON or JSONL."""
+    from services.transfer import export_document
+
+    engram = state.engram(catch_up=False)
+    memories = (m for m in engram.store.iter_all()
+                if project is None or m.project == project)
+    if format_ == "json":
+        text = json.dumps(export_document(memories, project), ensure_ascii=False, indent=1)
+    else:
+        text = "\n".join(json.dumps(m.to_dict(), ensure_ascii=False) for m in memories)
+    text += "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    temporary = output.with_name(output.name + ".part")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(output)
+    count = engram.store.count(MemoryFilter.everything(project))
+    if as_json:
+        emit_json({"exported": count, "file": str(output)})
+    else:
+        click.echo(f"exported {count} memories to {output}")
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--replace", is_flag=True, help="Overwrite memories whose id exists.")
+@click.option("--skip-existing", is_flag=True, help="Keep memories whose id exists.")
+@project_option
+@json_option
+@pass_state
+@handle_errors
+def import_(state: CliState, file: Path, replace: bool, skip_existing: bool,
+            project: str | None, as_json: bool) -> None:
+    """Import an export (JSON) or JSONL: all or nothing, every problem reported."""
+    from services.transfer import read_import_file
+
+    if replace and skip_existing:
+        raise click.UsageError("--replace and --skip-existing exclude each other")
+    memories = read_import_file(file, default_project=project)
+    report = state.engram().service.import_memories(memories, replace, skip_existing)
+    waiting = len(memories) - report.skipped - report.embedded
+    if as_json:
+        emit_json({"imported": report.imported, "skipped": report.skipped,
+                   "embedded": report.embedded, "waiting_for_embedding": waiting})
+        return
+    click.echo(f"imported {report.imported} memories"
+               + (f", skipped {report.skipped} existing" if report.skipped else ""))
+    if waiting:
+        err(f"{waiting} memories wait for embedding (the embedder is unavailable); "
+            "they are searchable by keywords and will be embedded on the next run")
+
+
+@cli.command()
+@click.argument("file", default="-")
+@click.option("--session", "session_id", help="Session the lines come from.")
+@project_option
+@json_option
+@pass_state
+@handle_errors
+def ingest(state: CliState, file: str, session_id: str | None, project: str | None,
+           as_json: bool) -> None:
+    """Store the `MEMORY:type:content` lines of FILE (or stdin)."""
+    if file == "-":
+        raw, where = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        try:
+            raw, where = Path(file).read_bytes(), file
+        except OSError as error:
+            raise click.FileError(file, str(error.strerror)) from None
+    text = raw.decode("utf-8", errors="replace")
+    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+        err(f"warning: {where} is not valid UTF-8; undecodable bytes were replaced")
+    report = state.engram().service.ingest(text, where, project, session_id)
+    if as_json:
+        emit_json({"stored": [m.id for m in report.stored],
+                   "problems": [str(p) for p in report.problems]})
+    else:
+        click.echo(f"stored {len(report.stored)} memories")
+        for problem in report.problems:
+            err(f"  {problem}")
+    if report.problems:
+        sys.exit(1)

@@ -1,0 +1,1 @@
+"""Static resources: icons, prompt templates, stylesheets."""

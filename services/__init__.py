@@ -1,0 +1,1 @@
+"""Engram's domain layer: pure Python, no Qt. Store, indexes, embeddings, retrieval."""

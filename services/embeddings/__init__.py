@@ -1,0 +1,1 @@
+"""Embedding providers behind one `Embedder` protocol (see `base`)."""

@@ -1,0 +1,110 @@
+"""`MemoryService`: the operations users ask for, each keeping SQLite, FTS5 and Chroma in
+step: add, edit, delete, import, ingest `MEMORY:` lines, search, record usage.
+
+A write lands in SQLite first (the source of truth, with its FTS rows in the same
+transaction); embedding follows and, if it fails, the record stays queued.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from services.capture import parse_memory_lines
+from services.errors import Problem
+from services.filters import MemoryFilter
+from services.indexing import Indexer
+from services.lifecycle import Lifecycle
+from services.memory import Memory, memory_from_dict
+from services.retrieval import HybridRetriever, RetrieverKind, SearchResponse
+from services.store import MemoryStore
+from services.types import Source, UsageEvent
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    imported: int
+    skipped: int
+    embedded: int
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    stored: list[Memory]
+    problems: list[Problem]
+
+
+class MemoryService:
+    def __init__(self, store: MemoryStore, indexer: Indexer, retriever: HybridRetriever,
+                 lifecycle: Lifecycle) -> None:
+        self.store = store
+        self.indexer = indexer
+        self.retriever = retriever
+        self.lifecycle = lifecycle
+
+    def add(self, data: dict[str, Any], default_project: str | None = None) -> Memory:
+        memory, problems = memory_from_dict(data, "memory", default_project)
+        if memory is None:
+            from services.errors import ValidationFailed
+
+            raise ValidationFailed("the memory is invalid; nothing was stored", problems)
+        self.store.add(memory)
+        self.indexer.index([memory])
+        return memory
+
+    def edit(self, memory_id: str, changes: dict[str, Any]) -> Memory:
+        before = self.store.get(memory_id)
+        updated = self.store.update(memory_id, changes)
+        if before.project != updated.project:
+            self.indexer.remove(before)
+        if self.store.pending_count(self.indexer.model_id):
+            self.indexer.index([updated])
+        return updated
+
+    def delete(self, memory_id: str) -> Memory:
+        memory = self.store.get(memory_id)
+        self.store.delete(memory_id)
+        self.indexer.remove(memory)
+        return memory
+
+    def import_memories(self, memories: Sequence[Memory], replace: bool = False,
+                        skip_existing: bool = False) -> ImportReport:
+        stored, skipped = self.store.add_many(memories, replace, skip_existing)
+        if replace:
+            for memory in stored:
+                self.indexer.remove(memory)
+        embedded = self.indexer.index(stored)
+        return ImportReport(len(stored), len(skipped), embedded)
+
+    def ingest(self, text: str, where: str, project: str | None,
+               session_id: str | None = None) -> IngestReport:
+        captured, problems = parse_memory_lines(text, where)
+        memories: list[Memory] = []
+        for item in captured:
+            memory, found = memory_from_dict(
+                {"type": item.type.value, "title": item.title, "content": item.content,
+                 "source": Source.AUTOMATIC.value, "session_id": session_id},
+                f"{where}:{item.line}", project)
+            problems.extend(found)
+            if memory is not None:
+                memories.append(memory)
+        if memories:
+            self.store.add_many(memories)
+            self.indexer.index(memories)
+        return IngestReport(memories, problems)
+
+    def search(self, query: str, flt: MemoryFilter | None = None, limit: int = 10,
+               kind: RetrieverKind = RetrieverKind.HYBRID,
+               record_retrieval: bool = False) -> SearchResponse:
+        response = self.retriever.search(query, flt, limit, kind)
+        if record_retrieval and response.results:
+            self.lifecycle.record([r.memory.id for r in response.results], UsageEvent.RETRIEVED)
+        return response
+
+    def catch_up(self, limit: int | None = None) -> int:
+        """Embed records that are waiting (after an embedder outage or a reconcile)."""
+        return self.indexer.process_pending(limit)

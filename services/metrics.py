@@ -1,0 +1,87 @@
+"""Search metrics: what every search found per source, how long each stage took, its
+top similarity and fallback flags; kept for a retention period and summarised by
+`engram stats`. No query text is stored, only its length."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from services.db import SearchMetricRow
+
+
+@dataclass
+class SearchMetrics:
+    retriever: str
+    mode: str
+    query_chars: int
+    dense_count: int = 0
+    lexical_count: int = 0
+    identifier_count: int = 0
+    result_count: int = 0
+    embed_ms: float = 0.0
+    dense_ms: float = 0.0
+    lexical_ms: float = 0.0
+    merge_ms: float = 0.0
+    total_ms: float = 0.0
+    top_similarity: float | None = None
+    flags: list[str] = field(default_factory=list)
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+class SearchMetricsLog:
+    def __init__(self, retention_days: int = 30) -> None:
+        self.retention_days = retention_days
+        self._pruned = False
+
+    def record(self, metrics: SearchMetrics) -> None:
+        now = datetime.now(UTC)
+        if not self._pruned:
+            cutoff = (now - timedelta(days=self.retention_days)).isoformat()
+            SearchMetricRow.delete().where(SearchMetricRow.at < cutoff).execute()
+            self._pruned = True
+        values = dict(metrics.__dict__)
+        values["flags"] = json.dumps(metrics.flags)
+        SearchMetricRow.insert(at=now.isoformat(timespec="milliseconds"), **values).execute()
+
+    def summary(self, days: int | None = None) -> dict[str, Any]:
+        days = days or self.retention_days
+        since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
+        rows = list(SearchMetricRow.select().where(SearchMetricRow.at >= since))
+        totals = [r.total_ms for r in rows]
+        flags: dict[str, int] = {}
+        for row in rows:
+            for flag in json.loads(row.flags):
+                flags[flag] = flags.get(flag, 0) + 1
+        by_retriever: dict[str, int] = {}
+        for row in rows:
+            by_retriever[row.retriever] = by_retriever.get(row.retriever, 0) + 1
+
+        def mean(name: str) -> float:
+            return sum(getattr(r, name) for r in rows) / len(rows) if rows else 0.0
+
+        similarities = [r.top_similarity for r in rows if r.top_similarity is not None]
+        return {
+            "days": days,
+            "searches": len(rows),
+            "by_retriever": by_retriever,
+            "latency_ms": {"p50": _percentile(totals, 0.5), "p95": _percentile(totals, 0.95),
+                           "embed_mean": mean("embed_ms"), "dense_mean": mean("dense_ms"),
+                           "lexical_mean": mean("lexical_ms"), "merge_mean": mean("merge_ms")},
+            "results_mean": {"dense": mean("dense_count"), "lexical": mean("lexical_count"),
+                             "identifier": mean("identifier_count"),
+                             "returned": mean("result_count")},
+            "top_similarity_mean": (sum(similarities) / len(similarities)
+                                    if similarities else None),
+            "empty_searches": sum(1 for r in rows if r.result_count == 0),
+            "flags": flags,
+        }

@@ -1,0 +1,174 @@
+"""Named, recorded, idempotent schema migrations for the SQLite store.
+
+Each migration is a name and a list of SQL statements. Applied names are recorded in
+`schema_migrations`; running the list again applies only what is missing, so a fresh
+install and an upgraded one end with the same schema. Never edit a migration that has
+shipped: add a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+def _script(*statements: str) -> Callable[[sqlite3.Connection], None]:
+    def run(connection: sqlite3.Connection) -> None:
+        for statement in statements:
+            connection.execute(statement)
+
+    return run
+
+
+_INITIAL = _script(
+    """
+    CREATE TABLE memory (
+        id TEXT PRIMARY KEY,
+        project TEXT,
+        type TEXT NOT NULL,
+        title TEXT NOT NULL,
+        content TEXT NOT NULL,
+        summary TEXT,
+        compressed TEXT,
+        index_line TEXT,
+        tags TEXT NOT NULL DEFAULT '[]',
+        file_refs TEXT NOT NULL DEFAULT '[]',
+        confidence REAL NOT NULL DEFAULT 0.5,
+        source TEXT NOT NULL DEFAULT 'explicit',
+        session_id TEXT,
+        task_id TEXT,
+        role TEXT,
+        branch TEXT,
+        scope TEXT NOT NULL DEFAULT 'project-shared',
+        created_at TEXT NOT NULL,
+        created_ts REAL NOT NULL,
+        updated_at TEXT NOT NULL,
+        valid_from TEXT,
+        valid_to TEXT,
+        last_accessed TEXT,
+        retrieval_count INTEGER NOT NULL DEFAULT 0,
+        citation_count INTEGER NOT NULL DEFAULT 0,
+        ignore_count INTEGER NOT NULL DEFAULT 0,
+        use_count INTEGER NOT NULL DEFAULT 0,
+        supersedes TEXT,
+        superseded_by TEXT,
+        tier TEXT NOT NULL DEFAULT 'warm',
+        embedded_model TEXT,
+        staged_model TEXT
+    )
+    """,
+    "CREATE INDEX memory_project ON memory (project)",
+    "CREATE INDEX memory_created ON memory (created_ts)",
+    "CREATE INDEX memory_tier ON memory (tier)",
+    "CREATE INDEX memory_embedded ON memory (embedded_model)",
+    """
+    CREATE TABLE chunk (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id TEXT NOT NULL REFERENCES memory (id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        language TEXT,
+        text TEXT NOT NULL,
+        token_count INTEGER NOT NULL,
+        UNIQUE (memory_id, idx)
+    )
+    """,
+    """
+    CREATE TABLE usage_event (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        session_id TEXT,
+        at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX usage_event_memory ON usage_event (memory_id)",
+    """
+    CREATE TABLE search_metric (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        retriever TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        query_chars INTEGER NOT NULL,
+        dense_count INTEGER NOT NULL,
+        lexical_count INTEGER NOT NULL,
+        identifier_count INTEGER NOT NULL,
+        result_count INTEGER NOT NULL,
+        embed_ms REAL NOT NULL,
+        dense_ms REAL NOT NULL,
+        lexical_ms REAL NOT NULL,
+        merge_ms REAL NOT NULL,
+        total_ms REAL NOT NULL,
+        top_similarity REAL,
+        flags TEXT NOT NULL DEFAULT '[]'
+    )
+    """,
+    "CREATE INDEX search_metric_at ON search_metric (at)",
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+_FTS = _script(
+    """
+    CREATE VIRTUAL TABLE memory_fts USING fts5(
+        title, content, tags, refs,
+        memory_id UNINDEXED, chunk_idx UNINDEXED,
+        tokenize = 'porter unicode61'
+    )
+    """,
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("0001_initial", _INITIAL),
+    Migration("0002_fts5_index", _FTS),
+)
+
+
+def applied_migrations(connection: sqlite3.Connection) -> list[str]:
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+    )
+    rows = connection.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def migrate(
+    connection: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRATIONS
+) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction.
+
+    Returns the names applied now (empty when the schema was already current).
+    """
+    done = set(applied_migrations(connection))
+    applied: list[str] = []
+    for migration in migrations:
+        if migration.name in done:
+            continue
+        connection.execute("BEGIN")
+        try:
+            migration.apply(connection)
+            connection.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                (migration.name, datetime.now(UTC).isoformat()),
+            )
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        applied.append(migration.name)
+    return applied
+
+
+def schema_sql(connection: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The schema as (name, sql) pairs, for comparing a fresh and an upgraded database."""
+    rows = connection.execute(
+        "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name"
+    ).fetchall()
+    return [(str(name), " ".join(str(sql).split())) for name, sql in rows]

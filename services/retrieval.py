@@ -1,0 +1,216 @@
+"""`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
+
+score = α·dense + β·bm25_normalised + γ·identifier_match (defaults 0.6 / 0.3 / 0.1).
+Candidates come from all three sources, are filtered once in SQLite, scored on every
+component (a lexical-only candidate still gets its dense similarity), de-duplicated by
+memory, and returned with their score breakdown. When the embedder is down the search
+falls back to lexical only; without FTS5, to dense only; each fallback is logged and
+flagged in the search metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from services.embeddings.base import Embedder, Vectors
+from services.errors import EmbedderUnavailable, VectorStoreUnavailable
+from services.filters import MemoryFilter
+from services.identifiers import matches_file_ref, mentions, query_identifiers
+from services.memory import Memory
+from services.metrics import SearchMetrics, SearchMetricsLog
+from services.store import MemoryStore
+from services.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+
+class RetrieverKind(StrEnum):
+    HYBRID = "hybrid"
+    DENSE = "dense"
+    LEXICAL = "lexical"
+
+
+@dataclass(frozen=True)
+class Weights:
+    dense: float = 0.6
+    lexical: float = 0.3
+    identifier: float = 0.1
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    dense: float
+    lexical: float
+    identifier: float
+    matched_identifiers: tuple[str, ...] = ()
+    best_chunk: int = -1
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    memory: Memory
+    score: float
+    breakdown: ScoreBreakdown
+
+
+@dataclass
+class SearchResponse:
+    results: list[SearchResult]
+    metrics: SearchMetrics
+    flags: list[str] = field(default_factory=list)
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+class HybridRetriever:
+    def __init__(
+        self, store: MemoryStore, vectors: VectorIndex, embedder: Embedder | None,
+        weights: Weights = Weights(), candidates: int = 50,
+        metrics_log: SearchMetricsLog | None = None,
+    ) -> None:
+        self.store = store
+        self.vectors = vectors
+        self.embedder = embedder
+        self.weights = weights
+        self.candidates = candidates
+        self.metrics_log = metrics_log
+
+    def _embed_query(self, query: str, flags: list[str]) -> Vectors | None:
+        if self.embedder is None:
+            flags.append("embedder_unavailable")
+            return None
+        try:
+            return self.embedder.embed([query])[0]
+        except EmbedderUnavailable as error:
+            log.warning("embedder unavailable, searching lexically only: %s", error)
+            flags.append("embedder_unavailable")
+            return None
+
+    def search(
+        self, query: str, flt: MemoryFilter | None = None, limit: int = 10,
+        kind: RetrieverKind = RetrieverKind.HYBRID,
+    ) -> SearchResponse:
+        flt = flt or MemoryFilter()
+        metrics = SearchMetrics(retriever=kind.value, mode=flt.mode.value,
+                                query_chars=len(query))
+        flags: list[str] = []
+        started = time.perf_counter()
+        pool = max(self.candidates, limit * 5)
+        projects = None if flt.project is None else [flt.project]
+
+        dense: dict[str, tuple[float, int]] = {}
+        query_vector: Vectors | None = None
+        if kind in (RetrieverKind.HYBRID, RetrieverKind.DENSE):
+            stage = time.perf_counter()
+            query_vector = self._embed_query(query, flags)
+            metrics.embed_ms = _ms(stage)
+            stage = time.perf_counter()
+            if query_vector is not None and self.embedder is not None:
+                try:
+                    for hit in self.vectors.query(self.embedder.model_id, query_vector, pool,
+                                                  projects):
+                        if hit.memory_id not in dense:
+                            dense[hit.memory_id] = (max(0.0, hit.similarity), hit.chunk_index)
+                except VectorStoreUnavailable as error:
+                    log.warning("vector index unavailable, searching lexically only: %s", error)
+                    flags.append("vectors_unavailable")
+                    query_vector = None
+            metrics.dense_ms = _ms(stage)
+            metrics.dense_count = len(dense)
+
+        lexical: dict[str, tuple[float, int]] = {}
+        identifier_ids: set[str] = set()
+        identifiers = query_identifiers(query) if kind is RetrieverKind.HYBRID else []
+        lexical_wanted = kind is RetrieverKind.LEXICAL or (
+            kind is RetrieverKind.HYBRID)
+        if kind is RetrieverKind.HYBRID and query_vector is None:
+            flags.append("fallback_lexical")
+        if lexical_wanted:
+            stage = time.perf_counter()
+            if not self.store.fts_available():
+                log.warning("full-text index unavailable, searching by vectors only")
+                flags.append("fts_unavailable")
+            else:
+                for hit in self.store.lexical(query, pool, flt.project):
+                    lexical[hit.memory_id] = (hit.score, hit.chunk_index)
+                for identifier in identifiers:
+                    phrase = identifier.rsplit("/", 1)[-1]
+                    identifier_ids.update(self.store.phrase_candidates(phrase, pool, flt.project))
+            metrics.lexical_ms = _ms(stage)
+            metrics.lexical_count = len(lexical)
+            metrics.identifier_count = len(identifier_ids)
+
+        stage = time.perf_counter()
+        candidate_ids = list(dict.fromkeys([*dense, *lexical, *identifier_ids]))
+        memories = self.store.filter_ids(candidate_ids, flt)
+        if kind is RetrieverKind.HYBRID and query_vector is not None:
+            self._fill_dense(query_vector, memories, dense)
+        best_lexical = max((score for score, _ in lexical.values()), default=0.0)
+        results: list[SearchResult] = []
+        for memory_id, memory in memories.items():
+            dense_score, dense_chunk = dense.get(memory_id, (0.0, -1))
+            raw_lexical, lexical_chunk = lexical.get(memory_id, (0.0, -1))
+            lexical_score = raw_lexical / best_lexical if best_lexical > 0 else 0.0
+            matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
+            identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
+            if kind is RetrieverKind.DENSE:
+                total = dense_score
+            elif kind is RetrieverKind.LEXICAL:
+                total = lexical_score
+            elif query_vector is None:
+                total = (self.weights.lexical * lexical_score
+                         + self.weights.identifier * identifier_score)
+            else:
+                total = (self.weights.dense * dense_score + self.weights.lexical * lexical_score
+                         + self.weights.identifier * identifier_score)
+            sources = tuple(name for name, present in (
+                ("dense", memory_id in dense), ("lexical", memory_id in lexical),
+                ("identifier", bool(matched))) if present)
+            best_chunk = lexical_chunk if raw_lexical and lexical_chunk >= 0 else dense_chunk
+            results.append(SearchResult(memory, total, ScoreBreakdown(
+                dense_score, lexical_score, identifier_score, matched, best_chunk, sources)))
+        results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
+        results = results[:limit]
+        metrics.merge_ms = _ms(stage)
+        metrics.total_ms = _ms(started)
+        metrics.result_count = len(results)
+        metrics.top_similarity = max((s for s, _ in dense.values()), default=None)
+        metrics.flags = flags
+        if self.metrics_log is not None:
+            self.metrics_log.record(metrics)
+        return SearchResponse(results, metrics, flags)
+
+    def _fill_dense(self, query_vector: Vectors, memories: dict[str, Memory],
+                    dense: dict[str, tuple[float, int]]) -> None:
+        """Give lexical/identifier-only candidates their dense similarity too."""
+        if self.embedder is None:
+            return
+        missing: dict[str | None, list[str]] = defaultdict(list)
+        for memory_id, memory in memories.items():
+            if memory_id not in dense:
+                missing[memory.project].append(memory_id)
+        for project, ids in missing.items():
+            try:
+                found = self.vectors.vectors_for(self.embedder.model_id, project, ids)
+            except (VectorStoreUnavailable, Exception) as error:  # noqa: BLE001
+                log.warning("could not fetch vectors for rescoring: %s", error)
+                return
+            for memory_id, vector in found.items():
+                similarity = float(np.dot(vector, query_vector))
+                dense[memory_id] = (max(0.0, similarity), -1)
+
+
+def _memory_mentions(memory: Memory, identifier: str) -> bool:
+    if matches_file_ref(identifier, memory.file_refs):
+        return True
+    return mentions(memory.content, identifier) or mentions(memory.title, identifier) or (
+        identifier in memory.tags)

@@ -1,0 +1,559 @@
+"""`MemoryStore`: memories in SQLite, the source of truth, with their chunks and the FTS5
+lexical index kept in the same transactions so the two never drift apart.
+
+It knows nothing of vectors: `embedded_model` on each row says which embedding model has
+indexed it (NULL means the record waits for embedding).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import peewee as pw
+
+from services.chunking import Chunk, chunk_content
+from services.db import (
+    ChunkRow,
+    MemoryRow,
+    MetaRow,
+    UsageEventRow,
+    describe_sqlite_error,
+    open_database,
+)
+from services.errors import NotFoundError, UserInputError
+from services.filters import MemoryFilter
+from services.memory import Memory, now_iso, parse_time
+from services.types import MemoryType, Scope, Source, Tier, UsageEvent
+
+_FTS_WORD = re.compile(r"\w+", re.UNICODE)
+_STOPWORDS = frozenset(
+    "a an and are as at be by do does for from how i in is it of on or that the this to "
+    "we what when where which who why with about should know our my me you".split()
+)
+_TEXT_FIELDS = {"title", "content", "tags", "file_refs"}
+
+
+@dataclass(frozen=True)
+class LexicalHit:
+    memory_id: str
+    chunk_index: int
+    score: float  # -bm25(): larger is better
+
+
+def fts_query(text: str, max_terms: int = 64) -> str | None:
+    """An FTS5 MATCH expression (OR of quoted terms) for free text, or None if empty."""
+    terms: list[str] = []
+    for word in _FTS_WORD.findall(text.lower()):
+        for part in word.split("_"):
+            if part and part not in _STOPWORDS and part not in terms:
+                terms.append(part)
+    if not terms:
+        return None
+    return " OR ".join(f'"{term}"' for term in terms[:max_terms])
+
+
+def _row_to_memory(row: MemoryRow) -> Memory:
+    return Memory(
+        id=row.id,
+        type=MemoryType(row.type),
+        title=row.title,
+        content=row.content,
+        project=row.project,
+        summary=row.summary,
+        compressed=row.compressed,
+        index_line=row.index_line,
+        tags=json.loads(row.tags),
+        file_refs=json.loads(row.file_refs),
+        confidence=row.confidence,
+        source=Source(row.source),
+        session_id=row.session_id,
+        task_id=row.task_id,
+        role=row.role,
+        branch=row.branch,
+        scope=Scope(row.scope),
+        created_at=row.created_at,
+        valid_from=row.valid_from,
+        valid_to=row.valid_to,
+        last_accessed=row.last_accessed,
+        retrieval_count=row.retrieval_count,
+        citation_count=row.citation_count,
+        ignore_count=row.ignore_count,
+        use_count=row.use_count,
+        supersedes=row.supersedes,
+        superseded_by=row.superseded_by,
+        tier=Tier(row.tier),
+    )
+
+
+def _memory_to_row_values(memory: Memory) -> dict[str, Any]:
+    values = memory.to_dict()
+    values["tags"] = json.dumps(memory.tags, ensure_ascii=False)
+    values["file_refs"] = json.dumps(memory.file_refs, ensure_ascii=False)
+    values["created_ts"] = parse_time(memory.created_at).timestamp()
+    values["updated_at"] = now_iso()
+    values["embedded_model"] = None
+    values["staged_model"] = None
+    return values
+
+
+class MemoryStore:
+    """CRUD, filtering and lexical search over the memories in one SQLite file."""
+
+    def __init__(self, path: Path, busy_timeout_ms: int = 5000, max_chunk_tokens: int = 500):
+        self.path = path
+        self.max_chunk_tokens = max_chunk_tokens
+        self.database = open_database(path, busy_timeout_ms)
+        self._fts_ok: bool | None = None
+
+    def close(self) -> None:
+        if not self.database.is_closed():
+            self.database.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One atomic write; SQLite failures become a StoreUnavailable naming the file."""
+        try:
+            with self.database.atomic():
+                yield
+        except (pw.OperationalError, sqlite3.OperationalError, pw.DatabaseError) as error:
+            if isinstance(error, pw.IntegrityError):
+                raise
+            raise describe_sqlite_error(error, self.path) from error
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except (pw.OperationalError, sqlite3.OperationalError) as error:
+            raise describe_sqlite_error(error, self.path) from error
+
+    # --- writes -------------------------------------------------------------------------
+
+    def _insert(self, memory: Memory) -> None:
+        MemoryRow.insert(**_memory_to_row_values(memory)).execute()
+        self._index_text(memory)
+
+    def _index_text(self, memory: Memory) -> None:
+        chunks = chunk_content(memory.content, self.max_chunk_tokens)
+        if len(chunks) > 1:
+            ChunkRow.insert_many(
+                [
+                    {
+                        "memory_id": memory.id,
+                        "idx": chunk.index,
+                        "kind": chunk.kind,
+                        "language": chunk.language,
+                        "text": chunk.text,
+                        "token_count": chunk.token_count,
+                    }
+                    for chunk in chunks
+                ]
+            ).execute()
+        if not self.fts_available():
+            return
+        rows = [(memory.title, memory.content, " ".join(memory.tags),
+                 " ".join(memory.file_refs), memory.id, -1)]
+        if len(chunks) > 1:
+            rows.extend((memory.title, chunk.text, "", "", memory.id, chunk.index)
+                        for chunk in chunks)
+        self.database.connection().executemany(
+            "INSERT INTO memory_fts (title, content, tags, refs, memory_id, chunk_idx) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+    def _unindex_text(self, memory_id: str) -> None:
+        ChunkRow.delete().where(ChunkRow.memory_id == memory_id).execute()
+        if self.fts_available():
+            self.database.execute_sql("DELETE FROM memory_fts WHERE memory_id = ?", (memory_id,))
+
+    def add(self, memory: Memory) -> Memory:
+        """Store one new memory; an existing id is an error."""
+        with self._writing():
+            if MemoryRow.get_or_none(MemoryRow.id == memory.id) is not None:
+                raise UserInputError(f"a memory with id {memory.id!r} already exists")
+            self._insert(memory)
+        return memory
+
+    def add_many(
+        self, memories: Sequence[Memory], replace: bool = False, skip_existing: bool = False
+    ) -> tuple[list[Memory], list[str]]:
+        """Store many memories in one transaction: all or nothing.
+
+        Existing ids are an error unless `replace` (overwrite) or `skip_existing`.
+        Returns (stored, skipped ids).
+        """
+        existing = self.existing_ids([m.id for m in memories])
+        if existing and not (replace or skip_existing):
+            shown = ", ".join(sorted(existing)[:10])
+            raise UserInputError(
+                f"{len(existing)} memories already exist ({shown}); "
+                "use --replace to overwrite them or --skip-existing to keep them"
+            )
+        stored: list[Memory] = []
+        skipped: list[str] = []
+        with self._writing():
+            for memory in memories:
+                if memory.id in existing:
+                    if skip_existing:
+                        skipped.append(memory.id)
+                        continue
+                    self._delete_rows(memory.id)
+                self._insert(memory)
+                stored.append(memory)
+        return stored, skipped
+
+    def update(self, memory_id: str, changes: dict[str, Any]) -> Memory:
+        """Apply validated field changes; text changes re-chunk and re-queue embedding."""
+        current = self.get(memory_id)
+        data = current.to_dict()
+        data.update(changes)
+        from services.memory import memory_from_dict
+
+        updated, problems = memory_from_dict(data, where=memory_id)
+        if updated is None:
+            raise UserInputError("; ".join(p.reason for p in problems))
+        text_changed = any(
+            getattr(updated, name) != getattr(current, name) for name in _TEXT_FIELDS
+        )
+        values = _memory_to_row_values(updated)
+        with self._writing():
+            if not text_changed:
+                values.pop("embedded_model")
+                values.pop("staged_model")
+            MemoryRow.update(**values).where(MemoryRow.id == memory_id).execute()
+            if text_changed:
+                self._unindex_text(memory_id)
+                self._index_text(updated)
+        return updated
+
+    def _delete_rows(self, memory_id: str) -> None:
+        self._unindex_text(memory_id)
+        MemoryRow.delete().where(MemoryRow.id == memory_id).execute()
+
+    def delete(self, memory_id: str) -> None:
+        with self._writing():
+            if MemoryRow.get_or_none(MemoryRow.id == memory_id) is None:
+                raise NotFoundError(f"no memory with id {memory_id!r}")
+            self._delete_rows(memory_id)
+
+    # --- reads --------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory:
+        with self._reading():
+            row = MemoryRow.get_or_none(MemoryRow.id == memory_id)
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        return _row_to_memory(row)
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
+        wanted = list(dict.fromkeys(ids))
+        found: dict[str, Memory] = {}
+        with self._reading():
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                for row in MemoryRow.select().where(MemoryRow.id.in_(batch)):
+                    found[row.id] = _row_to_memory(row)
+        return found
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        wanted = list(dict.fromkeys(ids))
+        found: set[str] = set()
+        with self._reading():
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                query = MemoryRow.select(MemoryRow.id).where(MemoryRow.id.in_(batch))
+                found.update(row.id for row in query)
+        return found
+
+    def _where(self, flt: MemoryFilter) -> list[pw.Expression]:
+        clauses: list[pw.Expression] = []
+        if flt.project is not None:
+            clauses.append(MemoryRow.project == flt.project)
+        if flt.types:
+            clauses.append(MemoryRow.type.in_([t.value for t in flt.types]))
+        if flt.tags:
+            placeholders = ", ".join("?" for _ in flt.tags)
+            clauses.append(pw.SQL(
+                f"EXISTS (SELECT 1 FROM json_each(t1.tags) WHERE value IN ({placeholders}))",
+                list(flt.tags),
+            ))
+        if flt.created_after is not None:
+            clauses.append(MemoryRow.created_ts >= flt.created_after.timestamp())
+        if flt.created_before is not None:
+            clauses.append(MemoryRow.created_ts < flt.created_before.timestamp())
+        if flt.exclude_session is not None:
+            clauses.append(
+                (MemoryRow.session_id.is_null()) | (MemoryRow.session_id != flt.exclude_session)
+            )
+        if flt.min_confidence is not None:
+            clauses.append(MemoryRow.confidence >= flt.min_confidence)
+        clauses.append(MemoryRow.tier.in_([t.value for t in flt.mode.tiers]))
+        if not flt.mode.includes_superseded:
+            clauses.append(MemoryRow.superseded_by.is_null())
+        if flt.ids:
+            clauses.append(MemoryRow.id.in_(list(flt.ids)))
+        return clauses
+
+    def query(
+        self, flt: MemoryFilter, limit: int | None = None, offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[Memory]:
+        select = MemoryRow.select().where(*self._where(flt))
+        order = MemoryRow.created_ts.desc() if newest_first else MemoryRow.created_ts.asc()
+        select = select.order_by(order, MemoryRow.id)
+        if limit is not None:
+            select = select.limit(limit).offset(offset)
+        with self._reading():
+            return [_row_to_memory(row) for row in select]
+
+    def iter_all(self, batch_size: int = 1000) -> Iterator[Memory]:
+        """Every memory, oldest first, read in batches (export, reindex)."""
+        last_ts, last_id = float("-inf"), ""
+        while True:
+            with self._reading():
+                rows = list(
+                    MemoryRow.select()
+                    .where((MemoryRow.created_ts > last_ts)
+                           | ((MemoryRow.created_ts == last_ts) & (MemoryRow.id > last_id)))
+                    .order_by(MemoryRow.created_ts, MemoryRow.id)
+                    .limit(batch_size)
+                )
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_memory(row)
+            last_ts, last_id = rows[-1].created_ts, rows[-1].id
+
+    def filter_ids(self, ids: Sequence[str], flt: MemoryFilter) -> dict[str, Memory]:
+        """Those of `ids` that pass `flt`, loaded."""
+        found: dict[str, Memory] = {}
+        with self._reading():
+            for start in range(0, len(ids), 500):
+                batch = list(ids[start : start + 500])
+                select = MemoryRow.select().where(MemoryRow.id.in_(batch), *self._where(flt))
+                for row in select:
+                    found[row.id] = _row_to_memory(row)
+        return found
+
+    def count(self, flt: MemoryFilter | None = None) -> int:
+        with self._reading():
+            if flt is None:
+                return int(MemoryRow.select().count())
+            return int(MemoryRow.select().where(*self._where(flt)).count())
+
+    def chunks(self, memory_id: str) -> list[Chunk]:
+        """The stored chunks of a memory; a memory that fits in one chunk has none."""
+        with self._reading():
+            rows = ChunkRow.select().where(ChunkRow.memory_id == memory_id).order_by(ChunkRow.idx)
+            return [Chunk(r.idx, r.kind, r.text, r.token_count, r.language) for r in rows]
+
+    def chunks_for(self, memory_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        result: dict[str, list[Chunk]] = {}
+        with self._reading():
+            for start in range(0, len(memory_ids), 500):
+                batch = list(memory_ids[start : start + 500])
+                rows = (ChunkRow.select().where(ChunkRow.memory_id.in_(batch))
+                        .order_by(ChunkRow.memory_id, ChunkRow.idx))
+                for r in rows:
+                    result.setdefault(r.memory_id, []).append(
+                        Chunk(r.idx, r.kind, r.text, r.token_count, r.language))
+        return result
+
+    # --- lexical index ------------------------------------------------------------------
+
+    def fts_available(self) -> bool:
+        if self._fts_ok is None:
+            try:
+                self.database.execute_sql("SELECT 1 FROM memory_fts LIMIT 1")
+                self._fts_ok = True
+            except (pw.OperationalError, sqlite3.OperationalError):
+                self._fts_ok = False
+        return self._fts_ok
+
+    def lexical(self, text: str, limit: int, project: str | None = None) -> list[LexicalHit]:
+        """Best BM25 hits for free text, one per memory (its best row)."""
+        expression = fts_query(text)
+        if expression is None or not self.fts_available():
+            return []
+        sql = (
+            "SELECT memory_id, chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0) AS rank "
+            "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?"
+        )
+        params: list[Any] = [expression, limit * 4]
+        if project is not None:
+            sql = (
+                "SELECT f.memory_id, f.chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0) AS rank "
+                "FROM memory_fts f JOIN memory m ON m.id = f.memory_id "
+                "WHERE memory_fts MATCH ? AND m.project = ? ORDER BY rank LIMIT ?"
+            )
+            params = [expression, project, limit * 4]
+        with self._reading():
+            rows = self.database.execute_sql(sql, params).fetchall()
+        best: dict[str, LexicalHit] = {}
+        for memory_id, chunk_idx, rank in rows:
+            if memory_id not in best:
+                best[memory_id] = LexicalHit(memory_id, int(chunk_idx), -float(rank))
+        return list(best.values())[:limit]
+
+    def phrase_candidates(self, phrase: str, limit: int, project: str | None) -> list[str]:
+        """Memory ids whose text contains the words of `phrase` in order (identifier lookup)."""
+        words = [w for part in _FTS_WORD.findall(phrase.lower()) for w in part.split("_") if w]
+        if not words or not self.fts_available():
+            return []
+        expression = '"' + " ".join(words) + '"'
+        sql = "SELECT DISTINCT f.memory_id FROM memory_fts f"
+        params: list[Any] = []
+        if project is not None:
+            sql += " JOIN memory m ON m.id = f.memory_id WHERE memory_fts MATCH ? AND m.project = ?"
+            params = [expression, project]
+        else:
+            sql += " WHERE memory_fts MATCH ?"
+            params = [expression]
+        sql += " LIMIT ?"
+        params.append(limit)
+        with self._reading():
+            return [str(row[0]) for row in self.database.execute_sql(sql, params).fetchall()]
+
+    def rebuild_fts(self) -> int:
+        """Recreate the lexical index and the chunks from the records; returns the count."""
+        count = 0
+        with self._writing():
+            self.database.execute_sql("DROP TABLE IF EXISTS memory_fts")
+            self.database.execute_sql(
+                "CREATE VIRTUAL TABLE memory_fts USING fts5(title, content, tags, refs, "
+                "memory_id UNINDEXED, chunk_idx UNINDEXED, tokenize = 'porter unicode61')"
+            )
+            self._fts_ok = True
+            ChunkRow.delete().execute()
+            for row in MemoryRow.select():
+                self._index_text(_row_to_memory(row))
+                count += 1
+        return count
+
+    def fts_row_count(self) -> int:
+        if not self.fts_available():
+            return 0
+        with self._reading():
+            row = self.database.execute_sql(
+                "SELECT count(*) FROM memory_fts WHERE chunk_idx = -1").fetchone()
+        return int(row[0])
+
+    # --- embedding bookkeeping ------------------------------------------------------------
+
+    def pending_embedding(self, model_id: str, limit: int) -> list[Memory]:
+        with self._reading():
+            rows = (MemoryRow.select()
+                    .where(MemoryRow.embedded_model.is_null()
+                           | (MemoryRow.embedded_model != model_id))
+                    .order_by(MemoryRow.created_ts).limit(limit))
+            return [_row_to_memory(row) for row in rows]
+
+    def pending_count(self, model_id: str) -> int:
+        with self._reading():
+            return int(MemoryRow.select().where(
+                MemoryRow.embedded_model.is_null() | (MemoryRow.embedded_model != model_id)
+            ).count())
+
+    def mark_embedded(self, ids: Sequence[str], model_id: str | None) -> None:
+        with self._writing():
+            for start in range(0, len(ids), 500):
+                batch = list(ids[start : start + 500])
+                MemoryRow.update(embedded_model=model_id).where(
+                    MemoryRow.id.in_(batch)).execute()
+
+    def unstaged(self, model_id: str, limit: int) -> list[Memory]:
+        """Memories not yet embedded by `model_id` during a model change."""
+        with self._reading():
+            rows = (MemoryRow.select()
+                    .where(MemoryRow.staged_model.is_null() | (MemoryRow.staged_model != model_id))
+                    .order_by(MemoryRow.created_ts).limit(limit))
+            return [_row_to_memory(row) for row in rows]
+
+    def unstaged_count(self, model_id: str) -> int:
+        with self._reading():
+            return int(MemoryRow.select().where(
+                MemoryRow.staged_model.is_null() | (MemoryRow.staged_model != model_id)
+            ).count())
+
+    def mark_staged(self, ids: Sequence[str], model_id: str) -> None:
+        with self._writing():
+            for start in range(0, len(ids), 500):
+                batch = list(ids[start : start + 500])
+                MemoryRow.update(staged_model=model_id).where(MemoryRow.id.in_(batch)).execute()
+
+    def promote_staged(self, model_id: str) -> None:
+        """Finish a model change: staged vectors become the serving ones."""
+        with self._writing():
+            MemoryRow.update(embedded_model=model_id, staged_model=None).where(
+                MemoryRow.staged_model == model_id).execute()
+            MemoryRow.update(staged_model=None).execute()
+
+    def clear_embedded(self) -> None:
+        with self._writing():
+            MemoryRow.update(embedded_model=None).execute()
+
+    def expected_vector_count(self, model_id: str) -> int:
+        """Vectors the index should hold for `model_id`: one per embedded memory plus one
+        per chunk of an embedded long memory."""
+        with self._reading():
+            row = self.database.execute_sql(
+                "SELECT (SELECT count(*) FROM memory WHERE embedded_model = ?) + "
+                "(SELECT count(*) FROM chunk c JOIN memory m ON m.id = c.memory_id "
+                "WHERE m.embedded_model = ?)", (model_id, model_id)).fetchone()
+        return int(row[0])
+
+    def embedded_ids(self, model_id: str) -> set[str]:
+        with self._reading():
+            rows = MemoryRow.select(MemoryRow.id).where(MemoryRow.embedded_model == model_id)
+            return {row.id for row in rows}
+
+    def all_ids(self) -> set[str]:
+        with self._reading():
+            return {row.id for row in MemoryRow.select(MemoryRow.id)}
+
+    # --- meta and usage -------------------------------------------------------------------
+
+    def meta_get(self, key: str) -> str | None:
+        with self._reading():
+            row = MetaRow.get_or_none(MetaRow.key == key)
+        return None if row is None else str(row.value)
+
+    def meta_set(self, key: str, value: str) -> None:
+        with self._writing():
+            MetaRow.insert(key=key, value=value).on_conflict_replace().execute()
+
+    def record_usage(
+        self, memory_ids: Sequence[str], event: UsageEvent, session_id: str | None = None,
+        confidence_step: float = 0.0, confidence_max: float = 0.95,
+    ) -> None:
+        """Log a usage event and bump the matching counter (and confidence, on use)."""
+        if not memory_ids:
+            return
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        counter = {
+            UsageEvent.RETRIEVED: MemoryRow.retrieval_count,
+            UsageEvent.CITED: MemoryRow.citation_count,
+            UsageEvent.IGNORED: MemoryRow.ignore_count,
+            UsageEvent.USED: MemoryRow.use_count,
+        }[event]
+        with self._writing():
+            UsageEventRow.insert_many(
+                [{"memory_id": m, "event": event.value, "session_id": session_id, "at": at}
+                 for m in memory_ids]
+            ).execute()
+            changes: dict[Any, Any] = {counter: counter + 1}
+            if event in (UsageEvent.RETRIEVED, UsageEvent.CITED, UsageEvent.USED):
+                changes[MemoryRow.last_accessed] = at
+            if confidence_step:
+                changes[MemoryRow.confidence] = pw.fn.MIN(
+                    confidence_max, MemoryRow.confidence + confidence_step)
+            MemoryRow.update(changes).where(MemoryRow.id.in_(list(memory_ids))).execute()

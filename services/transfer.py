@@ -1,0 +1,124 @@
+"""Export and import of memories.
+
+Export: a JSON document `{"version", "project", "exported_at", "memories": [...]}` or
+JSONL, one memory per line. Import reads either (and the benchmark corpus JSONL), reads
+and validates everything first, and is all-or-nothing: any problem is reported as
+file:line with its reason and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from services.errors import Problem, UserInputError, ValidationFailed
+from services.memory import Memory, memory_from_dict, now_iso
+
+EXPORT_VERSION = 1
+MAX_IMPORT_BYTES = 2 * 1024**3
+
+
+def export_document(memories: Iterable[Memory], project: str | None) -> dict[str, Any]:
+    return {
+        "version": EXPORT_VERSION,
+        "project": project,
+        "exported_at": now_iso(),
+        "memories": [m.to_dict() for m in memories],
+    }
+
+
+def _decode(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise ValidationFailed(
+            f"{where} is not valid UTF-8; nothing was imported",
+            [Problem(f"{where}:{line}", f"invalid UTF-8 byte at offset {error.start}")],
+        ) from None
+
+
+def parse_import(
+    raw: bytes, where: str, default_project: str | None = None
+) -> list[Memory]:
+    """Validate an export document or JSONL. Raises ValidationFailed listing every
+    problem; returns the memories only when there are none."""
+    if b"\x00" in raw[:8192]:
+        raise ValidationFailed(f"{where} looks binary; nothing was imported",
+                               [Problem(where, "contains NUL bytes")])
+    text = _decode(raw, where)
+    stripped = text.lstrip()
+    records: list[tuple[str, Any]] = []
+    problems: list[Problem] = []
+    document_project = default_project
+    if stripped.startswith("{") and _is_single_document(stripped):
+        document = json.loads(stripped)
+        if "memories" in document:
+            if not isinstance(document["memories"], list):
+                raise ValidationFailed(f"{where}: invalid export",
+                                       [Problem(where, "'memories' must be a list")])
+            if isinstance(document.get("project"), str) and default_project is None:
+                document_project = document["project"]
+            records = [(f"{where}:memories[{i}]", item)
+                       for i, item in enumerate(document["memories"])]
+        else:
+            records = [(f"{where}:1", document)]
+    elif stripped.startswith("["):
+        try:
+            items = json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise ValidationFailed(f"{where} is not valid JSON; nothing was imported",
+                                   [Problem(f"{where}:{error.lineno}", error.msg)]) from None
+        records = [(f"{where}:[{i}]", item) for i, item in enumerate(items)]
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((f"{where}:{number}", json.loads(line)))
+            except json.JSONDecodeError as error:
+                problems.append(Problem(f"{where}:{number}", f"invalid JSON ({error.msg})"))
+    memories: list[Memory] = []
+    seen: dict[str, str] = {}
+    for position, record in records:
+        memory, found = memory_from_dict(record, position, document_project)
+        problems.extend(found)
+        if memory is None:
+            continue
+        if memory.id in seen:
+            problems.append(Problem(position, f"duplicate id {memory.id!r} (first at "
+                                              f"{seen[memory.id]})"))
+            continue
+        seen[memory.id] = position
+        memories.append(memory)
+    if problems:
+        raise ValidationFailed(
+            f"{where}: {len(problems)} problem(s); nothing was imported", problems)
+    if not memories:
+        raise UserInputError(f"{where}: no memories found")
+    return memories
+
+
+def _is_single_document(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def read_import_file(path: Path, default_project: str | None = None) -> list[Memory]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_IMPORT_BYTES:
+            raise UserInputError(f"{path}: {size} bytes is larger than an import may be")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserInputError(f"{path}: is a folder, not a file") from None
+    except PermissionError:
+        raise UserInputError(f"{path}: permission denied") from None
+    return parse_import(raw, str(path), default_project)

@@ -1,0 +1,1 @@
+"""Engram's Qt widgets (the tray app). Talks to `app` only."""
