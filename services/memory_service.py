@@ -46,14 +46,16 @@ class MemoryService:
         self.retriever = retriever
         self.lifecycle = lifecycle
 
-    def add(self, data: dict[str, Any], default_project: str | None = None) -> Memory:
+    def add(self, data: dict[str, Any], default_project: str | None = None,
+            embed: bool = True) -> Memory:
         memory, problems = memory_from_dict(data, "memory", default_project)
         if memory is None:
             from services.errors import ValidationFailed
 
             raise ValidationFailed("the memory is invalid; nothing was stored", problems)
         self.store.add(memory)
-        self.indexer.index([memory])
+        if embed:
+            self.indexer.index([memory])
         return memory
 
     def edit(self, memory_id: str, changes: dict[str, Any]) -> Memory:
@@ -72,12 +74,14 @@ class MemoryService:
         return memory
 
     def import_memories(self, memories: Sequence[Memory], replace: bool = False,
-                        skip_existing: bool = False) -> ImportReport:
+                        skip_existing: bool = False, embed: bool = True) -> ImportReport:
+        """Store all or nothing; embed now, or leave the vectors queued (`embed=False`)
+        for a background embedder (`catch_up`)."""
         stored, skipped = self.store.add_many(memories, replace, skip_existing)
         if replace:
             for memory in stored:
                 self.indexer.remove(memory)
-        embedded = self.indexer.index(stored)
+        embedded = self.indexer.index(stored) if embed else 0
         return ImportReport(len(stored), len(skipped), embedded)
 
     def ingest(self, text: str, where: str, project: str | None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from app.cli.common import cli
-from app.cli import maintenance, memories, search, transfer  # noqa: F401  (register commands)
+from app.cli import demo, maintenance, memories, search, transfer  # noqa: F401
 
 
 def main() -> None:

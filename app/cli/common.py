@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,26 +36,42 @@ class CliState:
         return resolve_data_dir(self.data_dir_option)
 
     def engram(self, catch_up: bool = True) -> Engram:
-        """Open the services once; reconcile indexes and embed what is waiting."""
+        """Open the services once; reconcile the indexes with the records."""
         if self._engram is None:
             from app.composition import open_engram
 
             self._engram = open_engram(self.data_dir)
             if catch_up:
                 engram = self._engram
-                engram.start_up()
-                waiting = engram.store.pending_count(engram.embedder.model_id)
-                if waiting:
-                    if waiting > 50:
-                        err(f"embedding {waiting} memories that are waiting for vectors…")
-                    engram.service.catch_up()
+                from app.background import embedder_running
+
+                if not embedder_running(self.data_dir):
+                    engram.start_up()
                 change = engram.model_change()
                 if change is not None:
                     err(f"the embedding model changed to {engram.embedder.model_id}: "
-                        "run `engram reindex` to re-embed (searches fall back to keywords "
-                        "until then)")
+                        "run `engram reindex` to re-embed (searches use keywords until then)")
                     engram.retriever.embedder = None
+                else:
+                    self.embed_waiting()
         return self._engram
+
+    def embed_waiting(self) -> None:
+        """Embed waiting records: a few inline, many in a background process."""
+        from app.background import INLINE_LIMIT, embedding_lock, spawn_background_embedder
+
+        engram = self.engram()
+        waiting = engram.store.pending_count(engram.embedder.model_id)
+        if not waiting:
+            return
+        if waiting <= INLINE_LIMIT:
+            with embedding_lock(self.data_dir) as held:
+                if held:
+                    engram.service.catch_up()
+            return
+        if spawn_background_embedder(self.data_dir) and not os.environ.get("ENGRAM_BACKGROUND"):
+            err(f"{waiting} memories are being embedded in the background; until then "
+                "they are found by keywords")
 
     def close(self) -> None:
         if self._engram is not None:

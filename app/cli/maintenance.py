@@ -161,3 +161,28 @@ def config_set_key(state: CliState, name: str) -> None:
 
     set_api_key(name, click.prompt("API key", hide_input=True))
     click.echo(f"stored the key for {name} in the system keyring")
+
+
+@cli.command()
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing (background use).")
+@click.option("--wait", is_flag=True, help="Wait for a running embedder instead of leaving.")
+@json_option
+@pass_state
+@handle_errors
+def embed(state: CliState, quiet: bool, wait: bool, as_json: bool) -> None:
+    """Embed the memories that wait for vectors (runs by itself after large imports)."""
+    from app.background import embedding_lock
+
+    engram = state.engram(catch_up=False)
+    with embedding_lock(state.data_dir, wait=wait) as held:
+        if not held:
+            if not quiet:
+                click.echo("another embedder is already running for this data folder")
+            return
+        engram.start_up()
+        done = engram.service.catch_up()
+    waiting = engram.store.pending_count(engram.embedder.model_id)
+    if as_json:
+        emit_json({"embedded": done, "waiting": waiting})
+    elif not quiet:
+        click.echo(f"embedded {done} memories; {waiting} still waiting")

@@ -72,17 +72,16 @@ def import_(state: CliState, file: Path, replace: bool, skip_existing: bool,
     if replace and skip_existing:
         raise click.UsageError("--replace and --skip-existing exclude each other")
     memories = read_import_file(file, default_project=project)
-    report = state.engram().service.import_memories(memories, replace, skip_existing)
-    waiting = len(memories) - report.skipped - report.embedded
+    report = state.engram().service.import_memories(memories, replace, skip_existing,
+                                                    embed=False)
+    state.embed_waiting()
+    waiting = report.imported - report.embedded
     if as_json:
         emit_json({"imported": report.imported, "skipped": report.skipped,
-                   "embedded": report.embedded, "waiting_for_embedding": waiting})
+                   "queued_for_embedding": waiting})
         return
     click.echo(f"imported {report.imported} memories"
                + (f", skipped {report.skipped} existing" if report.skipped else ""))
-    if waiting:
-        err(f"{waiting} memories wait for embedding (the embedder is unavailable); "
-            "they are searchable by keywords and will be embedded on the next run")
 
 
 @cli.command()

@@ -109,9 +109,13 @@ class OnnxMiniLMEmbedder:
             self._load()
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
-        parts = [self._embed_batch(texts[i : i + self._batch_size])
-                 for i in range(0, len(texts), self._batch_size)]
-        return np.vstack(parts)
+        # Batches of similar length waste less work on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            positions = order[start : start + self._batch_size]
+            result[positions] = self._embed_batch([texts[i] for i in positions])
+        return result
 
     def _embed_batch(self, texts: Sequence[str]) -> Vectors:
         encodings = self._tokenizer.encode_batch([text or " " for text in texts])

@@ -1,0 +1,45 @@
+"""Shared fixtures: every test gets its own data folder; the fast fake embedder by
+default (tests of the real model are marked `slow` and load it for real)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from tests.fakes import HashEmbedder
+
+settings.register_profile("default", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", deadline=None, max_examples=50,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "corpus-2k"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test touches the user's data folder or inherits ENGRAM_* settings."""
+    for key in list(os.environ):
+        if key.startswith("ENGRAM_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("ENGRAM_DATA_DIR", str(tmp_path / "default-data"))
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def engram(data_dir: Path) -> Iterator[object]:
+    from app.composition import open_engram
+
+    instance = open_engram(data_dir, embedder=HashEmbedder())
+    yield instance
+    instance.close()
