@@ -67,6 +67,24 @@ class SearchResponse:
     flags: list[str] = field(default_factory=list)
 
 
+MAX_QUERY_IDENTIFIERS = 8
+IDENTIFIER_CANDIDATES = 20
+MAX_QUERY_EMBED_CHARS = 300
+
+
+def text_to_embed(query: str) -> str:
+    """The part of a query worth embedding. A pasted traceback is mostly frames; its
+    meaning is in the exception line (the last line of a Python traceback, the first
+    line of most other stacks). Long queries are cut, since the model's cost grows
+    with length and its window is small anyway."""
+    lines = [line.strip() for line in query.strip().splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith("Traceback (most recent call last)"):
+        return lines[-1][:MAX_QUERY_EMBED_CHARS]
+    if len(lines) > 2:
+        return lines[0][:MAX_QUERY_EMBED_CHARS]
+    return query[:MAX_QUERY_EMBED_CHARS]
+
+
 def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
@@ -89,7 +107,8 @@ class HybridRetriever:
             flags.append("embedder_unavailable")
             return None
         try:
-            return self.embedder.embed([query])[0]
+            vector: Vectors = self.embedder.embed([text_to_embed(query)])[0]
+            return vector
         except EmbedderUnavailable as error:
             log.warning("embedder unavailable, searching lexically only: %s", error)
             flags.append("embedder_unavailable")
@@ -129,7 +148,8 @@ class HybridRetriever:
 
         lexical: dict[str, tuple[float, int]] = {}
         identifier_ids: set[str] = set()
-        identifiers = query_identifiers(query) if kind is RetrieverKind.HYBRID else []
+        identifiers = (query_identifiers(query)[:MAX_QUERY_IDENTIFIERS]
+                       if kind is RetrieverKind.HYBRID else [])
         lexical_wanted = kind is RetrieverKind.LEXICAL or (
             kind is RetrieverKind.HYBRID)
         if kind is RetrieverKind.HYBRID and query_vector is None:
@@ -140,11 +160,12 @@ class HybridRetriever:
                 log.warning("full-text index unavailable, searching by vectors only")
                 flags.append("fts_unavailable")
             else:
-                for hit in self.store.lexical(query, pool, flt.project):
-                    lexical[hit.memory_id] = (hit.score, hit.chunk_index)
+                for lexical_hit in self.store.lexical(query, pool, flt.project):
+                    lexical[lexical_hit.memory_id] = (lexical_hit.score, lexical_hit.chunk_index)
                 for identifier in identifiers:
                     phrase = identifier.rsplit("/", 1)[-1]
-                    identifier_ids.update(self.store.phrase_candidates(phrase, pool, flt.project))
+                    identifier_ids.update(self.store.phrase_candidates(
+                        phrase, IDENTIFIER_CANDIDATES, flt.project))
             metrics.lexical_ms = _ms(stage)
             metrics.lexical_count = len(lexical)
             metrics.identifier_count = len(identifier_ids)
@@ -201,7 +222,7 @@ class HybridRetriever:
         for project, ids in missing.items():
             try:
                 found = self.vectors.vectors_for(self.embedder.model_id, project, ids)
-            except (VectorStoreUnavailable, Exception) as error:  # noqa: BLE001
+            except Exception as error:  # a failed rescoring must not fail the search
                 log.warning("could not fetch vectors for rescoring: %s", error)
                 return
             for memory_id, vector in found.items():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import namedtuple
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -35,8 +36,10 @@ from services.types import MemoryType, Scope, Source, Tier, UsageEvent
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset(
-    "a an and are as at be by do does for from how i in is it of on or that the this to "
-    "we what when where which who why with about should know our my me you".split()
+    (
+        "a an and are as at be by do does for from how i in is it of on or that the this to "
+        "we what when where which who why with about should know our my me you"
+    ).split()
 )
 _TEXT_FIELDS = {"title", "content", "tags", "file_refs"}
 
@@ -60,7 +63,13 @@ def fts_query(text: str, max_terms: int = 64) -> str | None:
     return " OR ".join(f'"{term}"' for term in terms[:max_terms])
 
 
-def _row_to_memory(row: MemoryRow) -> Memory:
+_COLUMN_NAMES = tuple(MemoryRow._meta.sorted_field_names)
+_COLUMNS = ", ".join(f"t1.{name}" for name in _COLUMN_NAMES)
+_ColumnRow = namedtuple("_ColumnRow", _COLUMN_NAMES)  # type: ignore[misc]
+
+
+def _row_to_memory(row: Any) -> Memory:
+    """A Memory from a MemoryRow or a named tuple of its columns."""
     return Memory(
         id=row.id,
         type=MemoryType(row.type),
@@ -274,40 +283,50 @@ class MemoryStore:
                 found.update(row.id for row in query)
         return found
 
-    def _where(self, flt: MemoryFilter) -> list[pw.Expression]:
-        clauses: list[pw.Expression] = []
+    def _where(self, flt: MemoryFilter) -> list[Any]:
+        return [pw.SQL(*self._filter_sql(flt))]
+
+    def _filter_sql(self, flt: MemoryFilter) -> tuple[str, list[Any]]:
+        """The filter as one raw SQL clause over table alias t1 (peewee compiles big IN
+        lists slowly, and this is the search hot path)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+
+        def add(clause: str, *values: Any) -> None:
+            clauses.append(clause)
+            params.extend(values)
+
+        def marks(count: int) -> str:
+            return ", ".join("?" for _ in range(count))
+
         if flt.project is not None:
-            clauses.append(MemoryRow.project == flt.project)
+            add("t1.project = ?", flt.project)
         if flt.types:
-            clauses.append(MemoryRow.type.in_([t.value for t in flt.types]))
+            add(f"t1.type IN ({marks(len(flt.types))})", *[t.value for t in flt.types])
         if flt.tags:
-            placeholders = ", ".join("?" for _ in flt.tags)
-            clauses.append(pw.SQL(
-                f"EXISTS (SELECT 1 FROM json_each(t1.tags) WHERE value IN ({placeholders}))",
-                list(flt.tags),
-            ))
+            add(f"EXISTS (SELECT 1 FROM json_each(t1.tags) WHERE value IN "
+                f"({marks(len(flt.tags))}))", *flt.tags)
         if flt.created_after is not None:
-            clauses.append(MemoryRow.created_ts >= flt.created_after.timestamp())
+            add("t1.created_ts >= ?", flt.created_after.timestamp())
         if flt.created_before is not None:
-            clauses.append(MemoryRow.created_ts < flt.created_before.timestamp())
+            add("t1.created_ts < ?", flt.created_before.timestamp())
         if flt.exclude_session is not None:
-            clauses.append(
-                (MemoryRow.session_id.is_null()) | (MemoryRow.session_id != flt.exclude_session)
-            )
+            add("(t1.session_id IS NULL OR t1.session_id != ?)", flt.exclude_session)
         if flt.min_confidence is not None:
-            clauses.append(MemoryRow.confidence >= flt.min_confidence)
-        clauses.append(MemoryRow.tier.in_([t.value for t in flt.mode.tiers]))
+            add("t1.confidence >= ?", flt.min_confidence)
+        tiers = [t.value for t in flt.mode.tiers]
+        add(f"t1.tier IN ({marks(len(tiers))})", *tiers)
         if not flt.mode.includes_superseded:
-            clauses.append(MemoryRow.superseded_by.is_null())
+            add("t1.superseded_by IS NULL")
         if flt.ids:
-            clauses.append(MemoryRow.id.in_(list(flt.ids)))
-        return clauses
+            add(f"t1.id IN ({marks(len(flt.ids))})", *flt.ids)
+        return " AND ".join(clauses), params
 
     def query(
         self, flt: MemoryFilter, limit: int | None = None, offset: int = 0,
         newest_first: bool = True,
     ) -> list[Memory]:
-        select = MemoryRow.select().where(*self._where(flt))
+        select = MemoryRow.select().where(*self._where(flt)).namedtuples()
         order = MemoryRow.created_ts.desc() if newest_first else MemoryRow.created_ts.asc()
         select = select.order_by(order, MemoryRow.id)
         if limit is not None:
@@ -339,8 +358,13 @@ class MemoryStore:
         with self._reading():
             for start in range(0, len(ids), 500):
                 batch = list(ids[start : start + 500])
-                select = MemoryRow.select().where(MemoryRow.id.in_(batch), *self._where(flt))
-                for row in select:
+                marks = ", ".join("?" for _ in batch)
+                clause, params = self._filter_sql(flt)
+                cursor = self.database.execute_sql(
+                    f"SELECT {_COLUMNS} FROM memory t1 WHERE t1.id IN ({marks}) AND {clause}",
+                    [*batch, *params])
+                for values in cursor.fetchall():
+                    row: Any = _ColumnRow(*values)
                     found[row.id] = _row_to_memory(row)
         return found
 

@@ -34,4 +34,5 @@ class Embedder(Protocol):
 def normalise(vectors: Vectors) -> Vectors:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (vectors / norms).astype(np.float32)
+    result: Vectors = (vectors / norms).astype(np.float32)
+    return result

@@ -1,0 +1,120 @@
+"""Shared helpers for the benchmarks: corpora, data folders, the CLI and docs/benchmarks.md.
+
+Corpora are generated with `/work/shared/bench/make_corpus.py` into `bench/.work/corpus-N`
+(gitignored) and reused when present; the 2k corpus comes from the shared copy.
+
+    python bench/corpus.py 1000 10000     # generate (or reuse) these corpora
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "bench" / ".work"
+SHARED = Path(os.environ.get("ENGRAM_BENCH_SHARED", "/work/shared/bench"))
+DOC = ROOT / "docs" / "benchmarks.md"
+BIN = Path(sys.executable).parent
+ENGRAM = str(BIN / "engram")
+
+
+def corpus(size: int) -> Path:
+    """The corpus folder for `size` memories, generated once."""
+    if size == 2000 and (SHARED / "corpus-2k" / "memories.jsonl").exists():
+        return SHARED / "corpus-2k"
+    out = WORK / f"corpus-{size}"
+    if not (out / "stats.json").exists():
+        WORK.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, str(SHARED / "make_corpus.py"), "--out", str(out),
+                        "--size", str(size)], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def engram(data_dir: Path, *args: str, capture: bool = True) -> str:
+    """Run the engram CLI on `data_dir`; return its stdout."""
+    done = subprocess.run([ENGRAM, "--data-dir", str(data_dir), *args], check=True,
+                          capture_output=capture, text=True)
+    return done.stdout or ""
+
+
+def waiting(data_dir: Path) -> int:
+    return int(json.loads(engram(data_dir, "stats", "--json"))["waiting_for_embedding"])
+
+
+def embed_all(data_dir: Path) -> None:
+    """`engram embed --wait` until no memory waits for its vector."""
+    while waiting(data_dir):
+        engram(data_dir, "embed", "--wait", "--quiet")
+
+
+def import_fresh(data_dir: Path, memories: Path) -> float:
+    """Import into an empty data folder; return the seconds the import took."""
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    started = time.perf_counter()
+    engram(data_dir, "import", str(memories))
+    return time.perf_counter() - started
+
+
+def embedded_data_dir(size: int, fresh: bool = False) -> Path:
+    """A data folder holding the `size` corpus with every vector, built once and reused."""
+    data_dir = WORK / f"data-{size}"
+    ready = data_dir / ".bench-ready"
+    if fresh or not ready.exists():
+        import_fresh(data_dir, corpus(size) / "memories.jsonl")
+        embed_all(data_dir)
+        ready.write_text(datetime.datetime.now().isoformat())
+    else:
+        embed_all(data_dir)  # cheap check; finishes anything left over
+    return data_dir
+
+
+def machine() -> str:
+    model = next((line.split(":", 1)[1].strip() for line in
+                  Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor())
+    mem = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.split("\n")[1]
+    return (f"{os.cpu_count()} CPUs (`nproc`), {model}, RAM {mem.split()[1]} (`free -h`), "
+            f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
+
+
+def update_doc(section: str, body: str, command: str) -> None:
+    """Replace this script's section of docs/benchmarks.md (between its markers)."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    block = (f"<!-- {section} -->\n{body.rstrip()}\n\nCommand: `{command}`  \n"
+             f"Measured {stamp} on {machine()}.\n<!-- /{section} -->")
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else (
+        "# Benchmarks\n\nTargets are in DESIGN.md, \"Numbers that matter\". "
+        "Run everything with `make bench` (`bench/run_all.py`); each script updates its "
+        "own section.\n")
+    pattern = re.compile(rf"<!-- {section} -->.*?<!-- /{section} -->", re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else (
+        text.rstrip() + "\n\n" + block + "\n")
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(text, encoding="utf-8")
+
+
+def table(header: list[str], rows: list[list[object]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    for arg in sys.argv[1:] or ["1000", "10000"]:
+        print(corpus(int(arg)))

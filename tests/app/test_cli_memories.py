@@ -1,0 +1,224 @@
+"""`engram add | list | show | edit | delete` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from services.embeddings.onnx_minilm import MODEL_ID
+from services.vectors import VectorIndex
+from tests.app.conftest import EngramCli, corpus_records
+
+
+def test_add_stores_every_option_and_show_returns_it(engram_cli: EngramCli) -> None:
+    added = engram_cli.json(
+        "add", "We deploy with blue-green releases. Rollback is a DNS switch.",
+        "--type", "decision", "--title", "Blue-green deploys", "--tag", "deploy",
+        "--tag", "ops", "--file-ref", "deploy/*.yml", "--confidence", "0.7",
+        "--scope", "user-private", "--session", "s-1", "--project", "shop")
+    assert added["project"] == "shop"
+    assert added["type"] == "decision"
+    assert added["title"] == "Blue-green deploys"
+    assert added["tags"] == ["deploy", "ops"]
+    assert added["confidence"] == 0.7
+    assert added["tier"] == "warm"
+    assert added["id"].startswith("shop-")
+
+    shown = engram_cli.json("show", added["id"])
+    assert shown["content"] == "We deploy with blue-green releases. Rollback is a DNS switch."
+    assert shown["file_refs"] == ["deploy/*.yml"]
+    assert shown["scope"] == "user-private"
+    assert shown["session_id"] == "s-1"
+    assert shown["source"] == "explicit"
+    assert shown["chunks"] == []
+
+    plain = engram_cli.ok("show", added["id"]).stdout
+    assert "Blue-green deploys" in plain
+    assert "Rollback is a DNS switch." in plain
+    assert "deploy, ops" in plain
+
+    assert engram_cli.json("stats")["waiting_for_embedding"] == 0
+
+
+def test_add_default_title_is_the_first_sentence(engram_cli: EngramCli) -> None:
+    added = engram_cli.json("add", "Use UTC everywhere. Local times only in the UI.")
+    assert added["title"] == "Use UTC everywhere."
+    assert added["type"] == "fact"
+    assert added["project"] is None
+    plain = engram_cli.ok("add", "Plain output names the id.").stdout
+    assert plain.startswith("stored mem-") and "Plain output names the id." in plain
+
+
+def test_add_reads_content_from_stdin(engram_cli: EngramCli) -> None:
+    text = "Line one from stdin: ünïcödé ✓\nline two\n"
+    memory_id = engram_cli.add("-", "--project", "p", input=text.encode("utf-8"))
+    assert engram_cli.json("show", memory_id)["content"] == text
+
+
+def test_add_rejects_invalid_utf8_on_stdin_and_empty_content(engram_cli: EngramCli) -> None:
+    bad = engram_cli("add", "-", input=b"caf\xe9 au lait")
+    assert bad.exit_code == 2
+    assert "not valid UTF-8" in bad.stderr
+    empty = engram_cli("add", "   ")
+    assert empty.exit_code == 2
+    assert "'content' is missing or empty" in empty.stderr
+    assert engram_cli.all_ids() == set()
+
+
+def test_add_with_an_existing_id_is_refused(engram_cli: EngramCli) -> None:
+    engram_cli.ok("add", "first", "--id", "fixed-1")
+    again = engram_cli("add", "second", "--id", "fixed-1")
+    assert again.exit_code == 2
+    assert "already exists" in again.stderr
+    assert engram_cli.json("show", "fixed-1")["content"] == "first"
+
+
+def _expected(predicate: object) -> set[str]:
+    return {r["id"] for r in corpus_records(30) if predicate(r)}  # type: ignore[operator]
+
+
+def test_list_filters(corpus_cli: EngramCli) -> None:
+    everything = corpus_cli.json("list", "--limit", 100)
+    assert everything["total"] == 30
+    assert {m["id"] for m in everything["memories"]} == _expected(lambda r: True)
+
+    listed = corpus_cli.json("list", "--project", "shipit")
+    assert listed["total"] == 15
+    assert {m["id"] for m in listed["memories"]} == _expected(lambda r: r["project"] == "shipit")
+
+    assert set(corpus_cli.ids("--type", "fix")) == _expected(lambda r: r["type"] == "fix")
+    assert set(corpus_cli.ids("-t", "fix", "-t", "pitfall")) == _expected(
+        lambda r: r["type"] in ("fix", "pitfall"))
+    assert set(corpus_cli.ids("--tag", "deploy")) == _expected(lambda r: "deploy" in r["tags"])
+    assert set(corpus_cli.ids("--project", "ledgerly", "--tag", "api")) == _expected(
+        lambda r: r["project"] == "ledgerly" and "api" in r["tags"])
+
+    after = datetime(2026, 2, 4, tzinfo=UTC)
+    before = datetime(2026, 2, 7, tzinfo=UTC)
+    window = _expected(lambda r: after <= datetime.fromisoformat(r["created_at"]) < before)
+    assert window and len(window) < 30
+    assert set(corpus_cli.ids("--after", "2026-02-04", "--before", "2026-02-07")) == window
+
+
+def test_list_is_newest_first_and_pages(corpus_cli: EngramCli) -> None:
+    memories = corpus_cli.json("list", "--limit", 100)["memories"]
+    times = [datetime.fromisoformat(m["created_at"]) for m in memories]
+    assert times == sorted(times, reverse=True)
+    page = corpus_cli.json("list", "--limit", 5, "--offset", 5)
+    assert page["total"] == 30
+    assert [m["id"] for m in page["memories"]] == [m["id"] for m in memories[5:10]]
+    plain = corpus_cli.ok("list", "--limit", 3).stdout
+    assert "3 of 30 memories" in plain
+
+
+def test_list_mode_chooses_tiers(corpus_cli: EngramCli) -> None:
+    corpus_cli.ok("edit", "shipit-m00001", "--tier", "archived")
+    corpus_cli.ok("edit", "shipit-m00002", "--tier", "cold")
+    corpus_cli.ok("edit", "shipit-m00003", "--tier", "hot")
+    standard = set(corpus_cli.ids())
+    assert "shipit-m00001" not in standard and "shipit-m00002" not in standard
+    assert "shipit-m00003" in standard and len(standard) == 28
+    assert set(corpus_cli.ids("--mode", "reflexive")) == {"shipit-m00003"}
+    deep = set(corpus_cli.ids("--mode", "deep"))
+    assert "shipit-m00002" in deep and "shipit-m00001" not in deep
+    assert len(corpus_cli.ids("--mode", "exhaustive")) == 30
+
+
+def test_list_rejects_a_bad_date(corpus_cli: EngramCli) -> None:
+    result = corpus_cli("list", "--after", "last tuesday")
+    assert result.exit_code == 2
+    assert "not an ISO date" in result.stderr
+
+
+def test_edit_text_reembeds_and_search_finds_the_new_words(engram_cli: EngramCli) -> None:
+    target = engram_cli.add("We deploy with blue-green releases.", "-p", "p")
+    engram_cli.add("Postgres is our database because of JSONB support.", "-p", "p")
+    engram_cli.add("Components load data through the useQuery hook.", "-p", "p")
+    query = "kubernetes sidecar leaks memory and the pods restart at night"
+
+    before = engram_cli.json("search", query, "-p", "p", "--retriever", "lexical")
+    assert target not in [r["id"] for r in before["results"]]
+
+    edited = engram_cli.json(
+        "edit", target, "--content",
+        "Kubernetes pods restart every night because the logging sidecar leaks memory.")
+    assert edited["id"] == target
+    assert engram_cli.json("stats")["waiting_for_embedding"] == 0
+
+    dense = engram_cli.json("search", query, "-p", "p", "--retriever", "dense")
+    assert dense["results"][0]["id"] == target
+    assert dense["results"][0]["breakdown"]["dense"] > 0.5
+    lexical = engram_cli.json("search", query, "-p", "p", "--retriever", "lexical")
+    assert lexical["results"][0]["id"] == target
+    old_words = engram_cli.json("search", "blue-green", "-p", "p", "--retriever", "lexical")
+    assert old_words["results"] == []
+
+
+def test_edit_other_fields_keeps_the_text(engram_cli: EngramCli) -> None:
+    memory_id = engram_cli.add("Retries use exponential backoff.", "-p", "p")
+    engram_cli.ok("edit", memory_id, "--title", "Backoff", "--type", "convention",
+                  "--tag", "http", "--confidence", "0.3", "--summary", "backoff")
+    shown = engram_cli.json("show", memory_id)
+    assert (shown["title"], shown["type"], shown["tags"], shown["confidence"],
+            shown["summary"]) == ("Backoff", "convention", ["http"], 0.3, "backoff")
+    assert shown["content"] == "Retries use exponential backoff."
+    nothing = engram_cli("edit", memory_id)
+    assert nothing.exit_code == 2
+    assert "nothing to change" in nothing.stderr
+
+
+def test_edit_long_to_short_leaves_no_stale_chunk_vectors(engram_cli: EngramCli) -> None:
+    paragraphs = [f"Paragraph {i} explains how the zebra{i} migration moved the quokka{i} "
+                  "tables to the new cluster without downtime. " * 6 for i in range(10)]
+    memory_id = engram_cli.add("\n\n".join(paragraphs), "-p", "p", "--title", "Long one")
+    assert len(engram_cli.json("show", memory_id)["chunks"]) > 1
+
+    engram_cli.ok("edit", memory_id, "--content", "Now short: penguins only.")
+    assert engram_cli.json("show", memory_id)["chunks"] == []
+    vectors = VectorIndex(path=engram_cli.data_dir / "chroma")
+    assert vectors.count(MODEL_ID) == 1
+    found = engram_cli.json("search", "zebra3 quokka3 migration", "-p", "p",
+                            "--retriever", "dense")
+    assert found["results"][0]["breakdown"]["best_chunk"] == -1
+
+
+def test_edit_project_moves_the_vector(engram_cli: EngramCli) -> None:
+    memory_id = engram_cli.add("Invoices are generated on the first of the month.", "-p", "a")
+    engram_cli.ok("edit", memory_id, "--project", "b")
+    query = "when are invoices generated"
+    in_b = engram_cli.json("search", query, "-p", "b", "--retriever", "dense")
+    assert [r["id"] for r in in_b["results"]] == [memory_id]
+    in_a = engram_cli.json("search", query, "-p", "a", "--retriever", "dense")
+    assert in_a["results"] == []
+
+
+def test_delete(engram_cli: EngramCli) -> None:
+    keep = engram_cli.add("Keep this memory about caching.", "-p", "p")
+    drop = engram_cli.add("Drop this memory about caching.", "-p", "p")
+    assert engram_cli.json("delete", drop, "--yes") == {"deleted": [drop]}
+    assert engram_cli.all_ids() == {keep}
+    assert engram_cli("show", drop).exit_code == 2
+    found = engram_cli.json("search", "memory about caching", "-p", "p")
+    assert [r["id"] for r in found["results"]] == [keep]
+    vectors = VectorIndex(path=engram_cli.data_dir / "chroma")
+    assert vectors.count(MODEL_ID) == 1
+    plain = engram_cli.ok("delete", "-y", keep).stdout
+    assert "deleted 1 memories" in plain
+    assert engram_cli.all_ids() == set()
+
+
+def test_delete_with_one_unknown_id_deletes_nothing(engram_cli: EngramCli) -> None:
+    first = engram_cli.add("one")
+    second = engram_cli.add("two")
+    result = engram_cli("delete", "--yes", first, "no-such-id", second)
+    assert result.exit_code == 2
+    assert "no-such-id" in result.stderr
+    assert engram_cli.all_ids() == {first, second}
+
+
+def test_json_output_is_a_single_parseable_document(corpus_cli: EngramCli) -> None:
+    for args in (["list"], ["show", "shipit-m00001"], ["stats"], ["search", "deploy"],
+                 ["config", "list"], ["cleanup"]):
+        stdout = corpus_cli.ok(*args, "--json").stdout
+        assert stdout.count("\n") == 1, args
+        json.loads(stdout)
