@@ -34,8 +34,18 @@ def corpus(size: int) -> Path:
     out = WORK / f"corpus-{size}"
     if not (out / "stats.json").exists():
         WORK.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, str(SHARED / "make_corpus.py"), "--out", str(out),
-                        "--size", str(size)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                str(SHARED / "make_corpus.py"),
+                "--out",
+                str(out),
+                "--size",
+                str(size),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return out
 
 
@@ -46,8 +56,9 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def engram(data_dir: Path, *args: str, capture: bool = True) -> str:
     """Run the engram CLI on `data_dir`; return its stdout."""
-    done = subprocess.run([ENGRAM, "--data-dir", str(data_dir), *args], check=True,
-                          capture_output=capture, text=True)
+    done = subprocess.run(
+        [ENGRAM, "--data-dir", str(data_dir), *args], check=True, capture_output=capture, text=True
+    )
     return done.stdout or ""
 
 
@@ -84,26 +95,50 @@ def embedded_data_dir(size: int, fresh: bool = False) -> Path:
 
 
 def machine() -> str:
-    model = next((line.split(":", 1)[1].strip() for line in
-                  Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     mem = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.split("\n")[1]
-    return (f"{os.cpu_count()} CPUs (`nproc`), {model}, RAM {mem.split()[1]} (`free -h`), "
-            f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    return (
+        f"{os.cpu_count()} CPUs (`nproc`), {model}, RAM {mem.split()[1]} (`free -h`), "
+        f"Python {platform.python_version()}, {platform.system()} {platform.release()}; "
+        f"load average at the end {load} (the machine is shared)"
+    )
 
 
 def update_doc(section: str, body: str, command: str) -> None:
     """Replace this script's section of docs/benchmarks.md (between its markers)."""
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    block = (f"<!-- {section} -->\n{body.rstrip()}\n\nCommand: `{command}`  \n"
-             f"Measured {stamp} on {machine()}.\n<!-- /{section} -->")
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else (
-        "# Benchmarks\n\nTargets are in DESIGN.md, \"Numbers that matter\". "
-        "Run everything with `make bench` (`bench/run_all.py`); each script updates its "
-        "own section.\n")
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    block = (
+        f"<!-- {section} -->\n{body.rstrip()}\n\nCommand: `{command}`  \n"
+        f"Measured {stamp} at commit {commit or '?'} on {machine()}.\n<!-- /{section} -->"
+    )
+    text = (
+        DOC.read_text(encoding="utf-8")
+        if DOC.exists()
+        else (
+            '# Benchmarks\n\nTargets are in DESIGN.md, "Numbers that matter". '
+            "Run everything with `make bench` (`bench/run_all.py`); each script updates its "
+            "own section.\n"
+        )
+    )
     pattern = re.compile(rf"<!-- {section} -->.*?<!-- /{section} -->", re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else (
-        text.rstrip() + "\n\n" + block + "\n")
+    text = (
+        pattern.sub(lambda _: block, text)
+        if pattern.search(text)
+        else (text.rstrip() + "\n\n" + block + "\n")
+    )
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text, encoding="utf-8")
 

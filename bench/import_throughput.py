@@ -34,16 +34,32 @@ def main() -> None:
     embed_s = time.perf_counter() - started
     (data_dir / ".bench-ready").write_text(datetime.datetime.now().isoformat())
 
-    rows = [["import (SQLite + FTS5 + chunks)", count, f"{import_s:.1f}",
-             f"{count / import_s:.0f}", "≥ 200", "yes" if count / import_s >= 200 else "NO"],
-            ["embedding (background, ONNX MiniLM)", count, f"{embed_s:.1f}",
-             f"{count / embed_s:.1f}", "—", "—"]]
-    body = ("## Import and embedding throughput\n\n" + table(
-        ["stage", "memories", "seconds", "memories/s", "target", "met"], rows) +
-        f"\n\nImport returns once the records are searchable by keywords and identifiers; "
+    rows = [
+        [
+            "import (SQLite + FTS5 + chunks)",
+            count,
+            f"{import_s:.1f}",
+            f"{count / import_s:.0f}",
+            "≥ 200",
+            "yes" if count / import_s >= 200 else "NO",
+        ],
+        [
+            "embedding (background, ONNX MiniLM)",
+            count,
+            f"{embed_s:.1f}",
+            f"{count / embed_s:.1f}",
+            "—",
+            "—",
+        ],
+    ]
+    body = (
+        "## Import and embedding throughput\n\n"
+        + table(["stage", "memories", "seconds", "memories/s", "target", "met"], rows)
+        + f"\n\nImport returns once the records are searchable by keywords and identifiers; "
         f"vectors arrive {embed_s / 60:.1f} min later "
         f"({1000 * embed_s / count:.0f} ms per memory), until then hybrid search ranks "
-        "unembedded memories on keywords and identifiers only.")
+        "unembedded memories on keywords and identifiers only."
+    )
     print(body)
     update_doc("import_throughput", body, f"python bench/import_throughput.py --size {size}")
 

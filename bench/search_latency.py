@@ -13,17 +13,14 @@ query embedding. Also lexical-only and dense-only, and the hybrid stage breakdow
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import numpy as np
+from corpus import corpus, embedded_data_dir, read_jsonl, table, update_doc
 
-from corpus import ROOT, corpus, embedded_data_dir, read_jsonl, table, update_doc
-
-sys.path.insert(0, str(ROOT))
-from app.composition import open_engram  # noqa: E402
-from services.filters import MemoryFilter  # noqa: E402
-from services.retrieval import RetrieverKind  # noqa: E402
+from app.composition import open_engram
+from services.filters import MemoryFilter
+from services.retrieval import RetrieverKind
 
 TARGETS = {10000: 30.0, 100000: 60.0}
 STAGES = ("embed_ms", "dense_ms", "lexical_ms", "merge_ms")
@@ -44,8 +41,9 @@ def measure(size: int, warmup: int) -> str:
             timings = []
             for q in queries:
                 started = time.perf_counter()
-                response = app.service.search(q["query"], MemoryFilter(project=q["project"]),
-                                              10, kind)
+                response = app.service.search(
+                    q["query"], MemoryFilter(project=q["project"]), 10, kind
+                )
                 timings.append((time.perf_counter() - started) * 1000)
                 if kind is RetrieverKind.HYBRID:
                     for name in STAGES:
@@ -53,18 +51,30 @@ def measure(size: int, warmup: int) -> str:
             p50, p95 = pct(timings)
             target = TARGETS.get(size) if kind is RetrieverKind.HYBRID else None
             met = "—" if target is None else ("yes" if p95 <= target else "NO")
-            rows.append([kind.value, len(timings), f"{p50:.1f}", f"{p95:.1f}",
-                         f"{max(timings):.1f}", f"≤ {target:.0f}" if target else "—", met])
+            rows.append(
+                [
+                    kind.value,
+                    len(timings),
+                    f"{p50:.1f}",
+                    f"{p95:.1f}",
+                    f"{max(timings):.1f}",
+                    f"≤ {target:.0f}" if target else "—",
+                    met,
+                ]
+            )
         count = app.store.count()
     finally:
         app.close()
-    stage_rows = [[name.removesuffix("_ms"), *(f"{v:.1f}" for v in pct(values)),
-                   f"{np.mean(values):.1f}"] for name, values in stages.items()]
-    return (f"### {count:,} memories, {len(queries)} queries\n\n"
-            + table(["retriever", "queries", "p50 ms", "p95 ms", "max ms", "target p95",
-                     "met"], rows)
-            + "\n\nHybrid stages (from `response.metrics`):\n\n"
-            + table(["stage", "p50 ms", "p95 ms", "mean ms"], stage_rows))
+    stage_rows = [
+        [name.removesuffix("_ms"), *(f"{v:.1f}" for v in pct(values)), f"{np.mean(values):.1f}"]
+        for name, values in stages.items()
+    ]
+    return (
+        f"### {count:,} memories, {len(queries)} queries\n\n"
+        + table(["retriever", "queries", "p50 ms", "p95 ms", "max ms", "target p95", "met"], rows)
+        + "\n\nHybrid stages (from `response.metrics`):\n\n"
+        + table(["stage", "p50 ms", "p95 ms", "mean ms"], stage_rows)
+    )
 
 
 def main() -> None:
@@ -75,8 +85,7 @@ def main() -> None:
     for size in args.sizes:
         body = measure(size, args.warmup)
         print(body + "\n")
-        update_doc(f"search_latency_{size}", body,
-                   f"python bench/search_latency.py --sizes {size}")
+        update_doc(f"search_latency_{size}", body, f"python bench/search_latency.py --sizes {size}")
 
 
 if __name__ == "__main__":

@@ -22,8 +22,17 @@ KINDS = ("identifier", "paraphrase", "file", "error")
 
 
 def run(data_dir, queries_file, retriever: str) -> dict[str, list[str]]:
-    out = engram(data_dir, "search", "--json", "--limit", "10", "--retriever", retriever,
-                 "--queries-file", str(queries_file))
+    out = engram(
+        data_dir,
+        "search",
+        "--json",
+        "--limit",
+        "10",
+        "--retriever",
+        retriever,
+        "--queries-file",
+        str(queries_file),
+    )
     lines = [json.loads(line) for line in out.splitlines() if line.strip()]
     return {line["id"]: [r["id"] for r in line["results"]] for line in lines}
 
@@ -31,9 +40,11 @@ def run(data_dir, queries_file, retriever: str) -> dict[str, list[str]]:
 def scores(relevant: list[str], ranked: list[str]) -> tuple[float, float, float]:
     wanted = set(relevant)
     rank = next((i + 1 for i, memory_id in enumerate(ranked) if memory_id in wanted), None)
-    return (len(wanted & set(ranked[:5])) / len(wanted),
-            len(wanted & set(ranked[:10])) / len(wanted),
-            1 / rank if rank else 0.0)
+    return (
+        len(wanted & set(ranked[:5])) / len(wanted),
+        len(wanted & set(ranked[:10])) / len(wanted),
+        1 / rank if rank else 0.0,
+    )
 
 
 def mean(values: list[tuple[float, float, float]]) -> tuple[float, ...]:
@@ -43,20 +54,28 @@ def mean(values: list[tuple[float, float, float]]) -> tuple[float, ...]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=2000)
-    parser.add_argument("--fresh", action="store_true",
-                        help="import again instead of reusing bench/.work/data-N")
-    parser.add_argument("--examples", type=int, default=3,
-                        help="print this many queries where hybrid does worse than dense")
+    parser.add_argument(
+        "--fresh", action="store_true", help="import again instead of reusing bench/.work/data-N"
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=3,
+        help="print this many queries where hybrid does worse than dense",
+    )
     args = parser.parse_args()
     source = corpus(args.size)
     queries = read_jsonl(source / "queries.jsonl")
     data_dir = embedded_data_dir(args.size, args.fresh)
     queries_file = WORK / f"queries-{args.size}.jsonl"
-    queries_file.write_text("".join(json.dumps({k: q[k] for k in ("id", "query", "project")})
-                                    + "\n" for q in queries))
+    queries_file.write_text(
+        "".join(json.dumps({k: q[k] for k in ("id", "query", "project")}) + "\n" for q in queries)
+    )
     ranked = {r: run(data_dir, queries_file, r) for r in RETRIEVERS}
-    per_query = {r: {q["id"]: scores(q["relevant"], ranked[r].get(q["id"], []))
-                     for q in queries} for r in RETRIEVERS}
+    per_query = {
+        r: {q["id"]: scores(q["relevant"], ranked[r].get(q["id"], [])) for q in queries}
+        for r in RETRIEVERS
+    }
 
     rows = []
     for kind in ("all", *KINDS):
@@ -64,14 +83,21 @@ def main() -> None:
         for r in RETRIEVERS:
             r5, r10, mrr = mean([per_query[r][i] for i in chosen])
             rows.append([kind, len(chosen), r, f"{r5:.3f}", f"{r10:.3f}", f"{mrr:.3f}"])
-    body = (f"## Search quality ({args.size:,} memories, {len(queries)} queries)\n\n"
-            + table(["kind", "queries", "retriever", "recall@5", "recall@10", "MRR"], rows))
+    body = f"## Search quality ({args.size:,} memories, {len(queries)} queries)\n\n" + table(
+        ["kind", "queries", "retriever", "recall@5", "recall@10", "MRR"], rows
+    )
     print(body)
 
-    worse = [q for q in queries if per_query["hybrid"][q["id"]][1] < per_query["dense"][q["id"]][1]
-             or per_query["hybrid"][q["id"]][2] < per_query["lexical"][q["id"]][2] - 0.5]
-    print(f"\n{len(worse)} queries where hybrid is behind dense (recall@10) "
-          "or far behind lexical (MRR); examples:")
+    worse = [
+        q
+        for q in queries
+        if per_query["hybrid"][q["id"]][1] < per_query["dense"][q["id"]][1]
+        or per_query["hybrid"][q["id"]][2] < per_query["lexical"][q["id"]][2] - 0.5
+    ]
+    print(
+        f"\n{len(worse)} queries where hybrid is behind dense (recall@10) "
+        "or far behind lexical (MRR); examples:"
+    )
     for q in worse[: args.examples]:
         print(f"- {q['id']} [{q['kind']}] {q['query']!r} relevant={q['relevant']}")
         for r in RETRIEVERS:

@@ -58,19 +58,25 @@ class MemoryService:
             self.indexer.index([memory])
         return memory
 
-    def edit(self, memory_id: str, changes: dict[str, Any]) -> Memory:
+    def edit(self, memory_id: str, changes: dict[str, Any], embed: bool = True) -> Memory:
+        """Change fields; a change of text (or project) re-queues the vectors, which are
+        replaced now when `embed`, else by whoever embeds next."""
         before = self.store.get(memory_id)
         updated = self.store.update(memory_id, changes)
-        if before.project != updated.project:
+        changed = any(getattr(before, name) != getattr(updated, name)
+                      for name in ("title", "content", "tags", "file_refs", "project"))
+        if changed and embed:
             self.indexer.remove(before)
-        if self.store.pending_count(self.indexer.model_id):
             self.indexer.index([updated])
         return updated
 
-    def delete(self, memory_id: str) -> Memory:
+    def delete(self, memory_id: str, remove_vectors: bool = True) -> Memory:
+        """Delete the record; its vectors now, or (if another process is writing
+        vectors) at the next reconcile, which removes orphans."""
         memory = self.store.get(memory_id)
         self.store.delete(memory_id)
-        self.indexer.remove(memory)
+        if remove_vectors:
+            self.indexer.remove(memory)
         return memory
 
     def import_memories(self, memories: Sequence[Memory], replace: bool = False,
@@ -78,14 +84,14 @@ class MemoryService:
         """Store all or nothing; embed now, or leave the vectors queued (`embed=False`)
         for a background embedder (`catch_up`)."""
         stored, skipped = self.store.add_many(memories, replace, skip_existing)
-        if replace:
+        if replace and embed:
             for memory in stored:
                 self.indexer.remove(memory)
         embedded = self.indexer.index(stored) if embed else 0
         return ImportReport(len(stored), len(skipped), embedded)
 
     def ingest(self, text: str, where: str, project: str | None,
-               session_id: str | None = None) -> IngestReport:
+               session_id: str | None = None, embed: bool = True) -> IngestReport:
         captured, problems = parse_memory_lines(text, where)
         memories: list[Memory] = []
         for item in captured:
@@ -98,7 +104,8 @@ class MemoryService:
                 memories.append(memory)
         if memories:
             self.store.add_many(memories)
-            self.indexer.index(memories)
+            if embed:
+                self.indexer.index(memories)
         return IngestReport(memories, problems)
 
     def search(self, query: str, flt: MemoryFilter | None = None, limit: int = 10,

@@ -8,7 +8,8 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -43,10 +44,9 @@ class CliState:
             self._engram = open_engram(self.data_dir)
             if catch_up:
                 engram = self._engram
-                from app.background import embedder_running
-
-                if not embedder_running(self.data_dir):
-                    engram.start_up()
+                with self.vector_access() as held:
+                    if held:
+                        engram.start_up()
                 change = engram.model_change()
                 if change is not None:
                     err(f"the embedding model changed to {engram.embedder.model_id}: "
@@ -72,6 +72,15 @@ class CliState:
         if spawn_background_embedder(self.data_dir) and not os.environ.get("ENGRAM_BACKGROUND"):
             err(f"{waiting} memories are being embedded in the background; until then "
                 "they are found by keywords")
+
+    @contextmanager
+    def vector_access(self) -> Iterator[bool]:
+        """Hold the data folder's embedding lock if free: True when this process may
+        write vectors now (else a background embedder is writing them)."""
+        from app.background import embedding_lock
+
+        with embedding_lock(self.data_dir) as held:
+            yield held
 
     def close(self) -> None:
         if self._engram is not None:

@@ -33,11 +33,14 @@ def cleanup(state: CliState, force_decay: bool, as_json: bool) -> None:
 @handle_errors
 def reindex(state: CliState, as_json: bool) -> None:
     """Rebuild the keyword and vector indexes from the records (SQLite)."""
+    from app.background import embedding_lock
+
     engram = state.engram(catch_up=False)
-    change = engram.model_change()
-    if change is not None:
-        change.run()
-    embedded = engram.indexer.reindex()
+    with embedding_lock(state.data_dir, wait=True):
+        change = engram.model_change()
+        if change is not None:
+            change.run()
+        embedded = engram.indexer.reindex()
     total = engram.store.count()
     if as_json:
         emit_json({"memories": total, "embedded": embedded, "model": engram.embedder.model_id})

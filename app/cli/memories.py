@@ -103,7 +103,8 @@ def add(state: CliState, content: str, type_: str, title: str | None, tags: tupl
         "id": memory_id,
     }
     memory = state.engram().service.add({k: v for k, v in data.items() if v is not None},
-                                        default_project=project)
+                                        default_project=project, embed=False)
+    state.embed_waiting()
     if as_json:
         emit_json(memory_summary(memory))
     else:
@@ -209,7 +210,9 @@ def edit(state: CliState, memory_id: str, content: str | None, title: str | None
         changes["file_refs"] = list(file_refs)
     if not changes:
         raise click.UsageError("nothing to change: give at least one option")
-    memory = state.engram().service.edit(memory_id, changes)
+    engram = state.engram()
+    with state.vector_access() as held:
+        memory = engram.service.edit(memory_id, changes, embed=held)
     if as_json:
         emit_json(memory_summary(memory))
     else:
@@ -229,7 +232,9 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
         engram.store.get(memory_id)
     if not yes and sys.stdin.isatty():
         click.confirm(f"Delete {len(memory_ids)} memories?", abort=True)
-    deleted = [engram.service.delete(memory_id).id for memory_id in memory_ids]
+    with state.vector_access() as held:
+        deleted = [engram.service.delete(memory_id, remove_vectors=held).id
+                   for memory_id in memory_ids]
     if as_json:
         emit_json({"deleted": deleted})
     else:

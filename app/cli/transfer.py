@@ -104,7 +104,8 @@ def ingest(state: CliState, file: str, session_id: str | None, project: str | No
     text = raw.decode("utf-8", errors="replace")
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         err(f"warning: {where} is not valid UTF-8; undecodable bytes were replaced")
-    report = state.engram().service.ingest(text, where, project, session_id)
+    report = state.engram().service.ingest(text, where, project, session_id, embed=False)
+    state.embed_waiting()
     if as_json:
         emit_json({"stored": [m.id for m in report.stored],
                    "problems": [str(p) for p in report.problems]})

@@ -1,6 +1,10 @@
 """Helpers for driving the real CLI in-process: `engram --data-dir DIR ...` through
 click's CliRunner, with real SQLite, real Chroma and the real ONNX MiniLM embedder.
 
+Loading the ONNX model costs ~0.7 s per process, so these tests build it once and hand
+the same `OnnxMiniLMEmbedder` to every in-process invocation (`build_embedder` still runs
+for other providers; tests/integration load it the product's way, in subprocesses).
+
 Click ≥ 8.2 always keeps stdout and stderr apart (`result.stdout`, `result.stderr`;
 `result.output` is both interleaved), so there is no `mix_stderr` to set.
 """
@@ -18,6 +22,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import app.cli  # noqa: F401  (registers every command on the group)
+from app import composition
 from app.cli.common import cli
 from tests.conftest import CORPUS
 
@@ -67,6 +72,23 @@ class EngramCli:
 
     def all_ids(self) -> set[str]:
         return set(self.ids("--mode", "exhaustive"))
+
+
+_shared_onnx: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _share_the_onnx_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_build = composition.build_embedder
+
+    def build(settings: Any) -> Any:
+        if settings.get("embedder.provider") != "onnx":
+            return real_build(settings)
+        if not _shared_onnx:
+            _shared_onnx.append(real_build(settings))
+        return _shared_onnx[0]
+
+    monkeypatch.setattr(composition, "build_embedder", build)
 
 
 @pytest.fixture

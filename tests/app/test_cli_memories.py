@@ -131,7 +131,8 @@ def test_list_rejects_a_bad_date(corpus_cli: EngramCli) -> None:
 
 
 def test_edit_text_reembeds_and_search_finds_the_new_words(engram_cli: EngramCli) -> None:
-    target = engram_cli.add("We deploy with blue-green releases.", "-p", "p")
+    target = engram_cli.add("We deploy with blue-green releases.", "-p", "p",
+                            "--title", "Operations note")
     engram_cli.add("Postgres is our database because of JSONB support.", "-p", "p")
     engram_cli.add("Components load data through the useQuery hook.", "-p", "p")
     query = "kubernetes sidecar leaks memory and the pods restart at night"

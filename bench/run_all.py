@@ -1,0 +1,28 @@
+"""Run every benchmark in order (`make bench`); each updates its section of docs/benchmarks.md.
+
+Order: import throughput at 10k first (it builds the embedded 10k folder that the latency
+benchmark reuses), then search quality on the 2k corpus, then search latency at 1k and 10k.
+The first run takes a while (embedding ~10k memories with the ONNX model on the CPU); later
+runs reuse bench/.work/. 100k is not part of the default run:
+`python bench/search_latency.py --sizes 100000` (about 70+ minutes of embedding first).
+
+    python bench/run_all.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+STEPS = [
+    ["import_throughput.py", "--size", "10000"],
+    ["search_quality.py"],
+    ["search_latency.py", "--sizes", "1000", "10000"],
+]
+
+if __name__ == "__main__":
+    for script, *args in STEPS:
+        print(f"== {script} {' '.join(args)}", flush=True)
+        subprocess.run([sys.executable, str(HERE / script), *args], check=True)
