@@ -6,6 +6,7 @@ tray) calls `open_engram` and `Engram.close`.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,13 @@ from pathlib import Path
 from app.secrets import get_api_key
 from app.settings import SETTINGS_FILE, Settings
 from services.embeddings.base import Embedder
-from services.indexing import ACTIVE_MODEL_KEY, Indexer, ModelChange, ReconcileReport
+from services.indexing import (
+    ACTIVE_CONFIG_KEY,
+    ACTIVE_MODEL_KEY,
+    Indexer,
+    ModelChange,
+    ReconcileReport,
+)
 from services.lifecycle import Lifecycle, LifecyclePolicy
 from services.memory_service import MemoryService
 from services.metrics import SearchMetricsLog
@@ -26,17 +33,26 @@ DATABASE_FILE = "engram.sqlite3"
 CHROMA_FOLDER = "chroma"
 
 
-def build_embedder(settings: Settings) -> Embedder:
-    provider = settings.get("embedder.provider")
+EMBEDDER_KEYS = ("embedder.provider", "embedder.gguf_path", "embedder.openai_url",
+                 "embedder.openai_model")
+
+
+def embedder_config(settings: Settings) -> dict[str, str]:
+    """The settings that identify the configured embedder (stored with its vectors)."""
+    return {key: str(settings.get(key)) for key in EMBEDDER_KEYS}
+
+
+def build_embedder(config: dict[str, str]) -> Embedder:
+    provider = config.get("embedder.provider", "onnx")
     if provider == "gguf":
         from services.embeddings.gguf import GGUFEmbedder
 
-        return GGUFEmbedder(Path(settings.get("embedder.gguf_path")).expanduser())
+        return GGUFEmbedder(Path(config.get("embedder.gguf_path", "")).expanduser())
     if provider == "openai":
         from services.embeddings.openai_http import OpenAIEmbedder
 
-        return OpenAIEmbedder(settings.get("embedder.openai_url"),
-                              settings.get("embedder.openai_model"),
+        return OpenAIEmbedder(config.get("embedder.openai_url", ""),
+                              config.get("embedder.openai_model", ""),
                               api_key=get_api_key("embedder.openai"))
     from services.embeddings.onnx_minilm import OnnxMiniLMEmbedder
 
@@ -56,6 +72,8 @@ class Engram:
     store: MemoryStore
     vectors: VectorIndex
     embedder: Embedder
+    target_embedder: Embedder
+    target_config: str
     indexer: Indexer
     retriever: HybridRetriever
     lifecycle: Lifecycle
@@ -63,11 +81,12 @@ class Engram:
     service: MemoryService
 
     def model_change(self) -> ModelChange | None:
-        """The pending change of embedding model, if the configured one is not active."""
-        active = self.store.meta_get(ACTIVE_MODEL_KEY)
-        if active is None or active == self.embedder.model_id:
+        """The pending change of embedding model, when the configured model is not the one
+        whose vectors serve searches. Until it completes, `embedder` (the old model)
+        keeps embedding queries and new memories."""
+        if self.target_embedder.model_id == self.embedder.model_id:
             return None
-        return ModelChange(self.store, self.vectors, None, self.embedder)
+        return ModelChange(self.store, self.vectors, self.target_embedder, self.target_config)
 
     def start_up(self) -> ReconcileReport:
         """Reconcile the indexes with the records (cheap unless they disagree)."""
@@ -78,13 +97,31 @@ class Engram:
 
 
 def open_engram(data_dir: Path, embedder: Embedder | None = None,
-                settings: Settings | None = None) -> Engram:
+                settings: Settings | None = None, serving: Embedder | None = None) -> Engram:
+    """Build the services. `embedder` replaces the configured model and `serving` the
+    model of the existing vectors (tests use fast fakes for both)."""
     settings = settings or Settings(data_dir / SETTINGS_FILE)
     store = MemoryStore(data_dir / DATABASE_FILE,
                         busy_timeout_ms=settings.get("store.busy_timeout_ms"),
                         max_chunk_tokens=settings.get("chunking.max_tokens"))
     vectors = build_vectors(settings, data_dir)
-    embedder = embedder or build_embedder(settings)
+    config = embedder_config(settings)
+    target_config = json.dumps(config, sort_keys=True)
+    target = embedder or build_embedder(config)
+    embedder = target
+    active = store.meta_get(ACTIVE_MODEL_KEY)
+    if active is None:
+        store.meta_set(ACTIVE_MODEL_KEY, target.model_id)
+        store.meta_set(ACTIVE_CONFIG_KEY, target_config)
+    elif active != target.model_id:
+        stored = store.meta_get(ACTIVE_CONFIG_KEY)
+        if serving is None and stored:
+            serving = build_embedder(json.loads(stored))
+        if serving is not None and serving.model_id == active:
+            embedder = serving
+        else:
+            log.warning("the vectors were made by %s, which cannot be rebuilt from the "
+                        "settings; they will be replaced", active)
     indexer = Indexer(store, vectors, embedder)
     metrics = SearchMetricsLog(settings.get("metrics.retention_days"))
     weights = Weights(settings.get("retrieval.weight_dense"),
@@ -103,5 +140,5 @@ def open_engram(data_dir: Path, embedder: Embedder | None = None,
     )
     lifecycle = Lifecycle(store, policy)
     service = MemoryService(store, indexer, retriever, lifecycle)
-    return Engram(data_dir, settings, store, vectors, embedder, indexer, retriever,
-                  lifecycle, metrics, service)
+    return Engram(data_dir, settings, store, vectors, embedder, target, target_config,
+                  indexer, retriever, lifecycle, metrics, service)

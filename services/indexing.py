@@ -23,6 +23,7 @@ from services.vectors import VectorIndex, VectorItem
 
 log = logging.getLogger(__name__)
 ACTIVE_MODEL_KEY = "embedder.active_model"
+ACTIVE_CONFIG_KEY = "embedder.active_config"
 
 
 @dataclass(frozen=True)
@@ -157,14 +158,17 @@ class ModelChange:
     target becomes the active model and the old vectors are dropped.
     """
 
-    def __init__(self, store: MemoryStore, vectors: VectorIndex, serving: Embedder | None,
-                 target: Embedder) -> None:
+    def __init__(self, store: MemoryStore, vectors: VectorIndex, target: Embedder,
+                 target_config: str = "{}") -> None:
         self.store = store
         self.vectors = vectors
-        self.serving = serving
         self.target = target
+        self.target_config = target_config
 
     def remaining(self) -> int:
+        """Memories still to re-embed (0 once the target model is active)."""
+        if self.store.meta_get(ACTIVE_MODEL_KEY) == self.target.model_id:
+            return 0
         return self.store.unstaged_count(self.target.model_id)
 
     def step(self, batch_size: int = 256) -> int:
@@ -178,6 +182,7 @@ class ModelChange:
         self.store.promote_staged(self.target.model_id)
         old = self.store.meta_get(ACTIVE_MODEL_KEY)
         self.store.meta_set(ACTIVE_MODEL_KEY, self.target.model_id)
+        self.store.meta_set(ACTIVE_CONFIG_KEY, self.target_config)
         if old and old != self.target.model_id:
             self.vectors.drop_model(old)
         return 0

@@ -47,13 +47,7 @@ class CliState:
                 with self.vector_access() as held:
                     if held:
                         engram.start_up()
-                change = engram.model_change()
-                if change is not None:
-                    err(f"the embedding model changed to {engram.embedder.model_id}: "
-                        "run `engram reindex` to re-embed (searches use keywords until then)")
-                    engram.retriever.embedder = None
-                else:
-                    self.embed_waiting()
+                self.embed_waiting()
         return self._engram
 
     def embed_waiting(self) -> None:
@@ -62,6 +56,14 @@ class CliState:
 
         engram = self.engram()
         waiting = engram.store.pending_count(engram.embedder.model_id)
+        change = engram.model_change()
+        if change is not None:
+            if spawn_background_embedder(self.data_dir) and not os.environ.get(
+                    "ENGRAM_BACKGROUND"):
+                err(f"re-embedding {change.remaining()} memories with "
+                    f"{engram.target_embedder.model_id} in the background; searches use "
+                    f"{engram.embedder.model_id} until it is done")
+            return
         if not waiting:
             return
         if waiting <= INLINE_LIMIT:

@@ -184,6 +184,11 @@ def embed(state: CliState, quiet: bool, wait: bool, as_json: bool) -> None:
             return
         engram.start_up()
         done = engram.service.catch_up()
+        change = engram.model_change()
+        if change is not None:
+            if not quiet:
+                click.echo(f"re-embedding with {engram.target_embedder.model_id}…")
+            change.run()
     waiting = engram.store.pending_count(engram.embedder.model_id)
     if as_json:
         emit_json({"embedded": done, "waiting": waiting})
