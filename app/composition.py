@@ -126,7 +126,8 @@ def open_engram(data_dir: Path, embedder: Embedder | None = None,
     metrics = SearchMetricsLog(settings.get("metrics.retention_days"))
     weights = Weights(settings.get("retrieval.weight_dense"),
                       settings.get("retrieval.weight_lexical"),
-                      settings.get("retrieval.weight_identifier"))
+                      settings.get("retrieval.weight_identifier"),
+                      settings.get("retrieval.weight_intent"))
     retriever = HybridRetriever(store, vectors, embedder, weights,
                                 settings.get("retrieval.candidates"), metrics)
     policy = LifecyclePolicy(

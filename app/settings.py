@@ -86,6 +86,9 @@ SCHEMA: tuple[Setting, ...] = (
             minimum=0.0, maximum=1.0),
     Setting("retrieval.weight_identifier", float, 0.1,
             "Weight γ of code-identifier matches", minimum=0.0, maximum=1.0),
+    Setting("retrieval.weight_intent", float, 0.1,
+            "Weight δ of the type the query asks for (\"design decisions behind …\")",
+            minimum=0.0, maximum=1.0),
     Setting("retrieval.candidates", int, 50, "Candidates fetched from each source",
             minimum=5, maximum=1000),
     Setting("retrieval.limit", int, 10, "Results shown by default", minimum=1, maximum=500),
@@ -142,7 +145,10 @@ class Settings:
             raise UserInputError(f"{self.path}: settings must be a JSON object")
         values: dict[str, Any] = {}
         for key, raw in data.items():
-            values[key] = setting(key).parse(raw)
+            try:
+                values[key] = setting(key).parse(raw)
+            except UserInputError as error:
+                raise UserInputError(f"{self.path}: {error}") from None
         return values
 
     def source(self, key: str) -> str:
@@ -154,7 +160,11 @@ class Settings:
     def get(self, key: str) -> Any:
         spec = setting(key)
         if spec.env_var in self._environ:
-            return spec.parse(self._environ[spec.env_var])
+            try:
+                return spec.parse(self._environ[spec.env_var])
+            except UserInputError as error:
+                raise UserInputError(f"{error} (set by the environment variable "
+                                     f"{spec.env_var})") from None
         return self._stored.get(key, spec.default)
 
     def set(self, key: str, raw: Any) -> Any:

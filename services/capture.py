@@ -11,6 +11,7 @@ from services.errors import Problem
 from services.memory import title_from_content
 from services.types import MemoryType
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"^[\s#/*>;\-]*MEMORY:(?P<type>[^:\n]*):(?P<content>.*)$")
 
 
@@ -25,7 +26,9 @@ class Captured:
 def parse_memory_lines(text: str, where: str = "<stdin>") -> tuple[list[Captured], list[Problem]]:
     captured: list[Captured] = []
     problems: list[Problem] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines as editors number them: str.splitlines would also break at form feeds,
+    # U+2028 and the like, shifting every later line number and cutting content.
+    for number, line in enumerate(_LINE_BREAK.split(text), start=1):
         match = _LINE.match(line)
         if match is None:
             continue

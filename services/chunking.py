@@ -19,7 +19,7 @@ MAX_CHUNK_TOKENS = 500
 _FENCE = re.compile(
     r"^(?P<indent>[ \t]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\s`]*)[^\n]*\n"
     r"(?P<body>.*?)"
-    r"(?:^[ \t]{0,3}(?P=fence)[ \t]*$|\Z)",
+    r"(?:^[ \t]{0,3}(?P=fence)[ \t]*\r?$|\Z)",
     re.MULTILINE | re.DOTALL,
 )
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n+")
@@ -57,9 +57,14 @@ def _pack(units: list[str], max_tokens: int, counter: TokenCounter, joiner: str)
     current_tokens = 0
     for unit in units:
         tokens = counter(unit)
+        if current and not joiner and not current[-1][-1:].isspace():
+            # The unit continues the previous one's word (pieces of a split word): the
+            # joined word may count more tokens than its parts, so count it whole.
+            tokens = counter("".join(current) + unit) - current_tokens
         if current and current_tokens + tokens > max_tokens:
             pieces.append(joiner.join(current))
             current, current_tokens = [], 0
+            tokens = counter(unit)
         current.append(unit)
         current_tokens += tokens
     if current:

@@ -20,7 +20,8 @@ _WORD_IN_SPAN = re.compile(r"[A-Za-z_][\w.:/-]*[\w]")
 
 
 def query_identifiers(query: str) -> list[str]:
-    """Identifiers named in `query`, in order of first appearance, without duplicates."""
+    """Identifiers named in `query`, in order of first appearance, without duplicates
+    and without the parts of a longer one (`pdf.py` is not repeated for `src/pdf.py`)."""
     found: list[tuple[int, str]] = []
     for match in _BACKTICKED.finditer(query):
         span = match.group(1).strip()
@@ -40,7 +41,9 @@ def query_identifiers(query: str) -> list[str]:
             continue
         seen.add(identifier)
         result.append(identifier)
-    return result
+    # A path or dotted name counts once, not again through its parts.
+    return [i for i in result
+            if not any(other != i and mentions(other, i) for other in result)]
 
 
 def _looks_like_code(word: str) -> bool:

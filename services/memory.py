@@ -17,8 +17,9 @@ from services.types import MemoryType, Scope, Source, Tier
 
 MAX_TITLE_CHARS = 100
 MAX_ID_CHARS = 200
+MAX_COUNT = 2**63 - 1  # SQLite INTEGER
 _SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.DOTALL)
-_ID_OK = re.compile(r"^[^\s\x00-\x1f]+$")
+_ID_OK = re.compile(r"[^\s\x00-\x1f]+\Z")  # \Z: `$` would let a final newline in
 
 
 @dataclass
@@ -198,8 +199,8 @@ def memory_from_dict(
 
     for name in _COUNT_FIELDS:
         raw = data.get(name, 0)
-        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-            problem(f"'{name}' must be a non-negative integer")
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_COUNT:
+            problem(f"'{name}' must be a non-negative integer (at most {MAX_COUNT})")
         else:
             values[name] = raw
 

@@ -5,11 +5,17 @@ top similarity and fallback flags; kept for a retention period and summarised by
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import peewee as pw
+
 from services.db import SearchMetricRow
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -44,14 +50,19 @@ class SearchMetricsLog:
         self._pruned = False
 
     def record(self, metrics: SearchMetrics) -> None:
+        """Store one search's metrics; a database that cannot be written (locked by
+        another process) loses them with a warning rather than failing the search."""
         now = datetime.now(UTC)
-        if not self._pruned:
-            cutoff = (now - timedelta(days=self.retention_days)).isoformat()
-            SearchMetricRow.delete().where(SearchMetricRow.at < cutoff).execute()
-            self._pruned = True
-        values = dict(metrics.__dict__)
-        values["flags"] = json.dumps(metrics.flags)
-        SearchMetricRow.insert(at=now.isoformat(timespec="milliseconds"), **values).execute()
+        try:
+            if not self._pruned:
+                cutoff = (now - timedelta(days=self.retention_days)).isoformat()
+                SearchMetricRow.delete().where(SearchMetricRow.at < cutoff).execute()
+                self._pruned = True
+            values = dict(metrics.__dict__)
+            values["flags"] = json.dumps(metrics.flags)
+            SearchMetricRow.insert(at=now.isoformat(timespec="milliseconds"), **values).execute()
+        except (pw.DatabaseError, sqlite3.DatabaseError) as error:
+            log.warning("search metrics not recorded: %s", error)
 
     def summary(self, days: int | None = None) -> dict[str, Any]:
         days = days or self.retention_days

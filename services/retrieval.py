@@ -1,6 +1,8 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
-score = α·dense + β·bm25_normalised + γ·identifier_match (defaults 0.6 / 0.3 / 0.1).
+score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent
+(defaults 0.6 / 0.3 / 0.1 / 0.1), where type_intent is 1 when the query's wording asks
+for the memory's type ("design decisions behind …", see `intent`).
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
 memory, and returned with their score breakdown. When the embedder is down the search
@@ -21,6 +23,7 @@ import numpy as np
 from services.embeddings.base import Embedder, Vectors
 from services.errors import EmbedderUnavailable, VectorStoreUnavailable
 from services.filters import MemoryFilter
+from services.intent import intended_types
 from services.identifiers import matches_file_ref, mentions, query_identifiers
 from services.memory import Memory
 from services.metrics import SearchMetrics, SearchMetricsLog
@@ -41,6 +44,7 @@ class Weights:
     dense: float = 0.6
     lexical: float = 0.3
     identifier: float = 0.1
+    intent: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class ScoreBreakdown:
     dense: float
     lexical: float
     identifier: float
+    intent: float = 0.0
     matched_identifiers: tuple[str, ...] = ()
     best_chunk: int = -1
     sources: tuple[str, ...] = ()
@@ -175,6 +180,7 @@ class HybridRetriever:
         memories = self.store.filter_ids(candidate_ids, flt)
         if kind is RetrieverKind.HYBRID and query_vector is not None:
             self._fill_dense(query_vector, memories, dense)
+        wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
         best_lexical = max((score for score, _ in lexical.values()), default=0.0)
         results: list[SearchResult] = []
         for memory_id, memory in memories.items():
@@ -183,22 +189,24 @@ class HybridRetriever:
             lexical_score = raw_lexical / best_lexical if best_lexical > 0 else 0.0
             matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
             identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
+            intent_score = 1.0 if memory.type in wanted_types else 0.0
             if kind is RetrieverKind.DENSE:
                 total = dense_score
             elif kind is RetrieverKind.LEXICAL:
                 total = lexical_score
-            elif query_vector is None:
-                total = (self.weights.lexical * lexical_score
-                         + self.weights.identifier * identifier_score)
             else:
-                total = (self.weights.dense * dense_score + self.weights.lexical * lexical_score
-                         + self.weights.identifier * identifier_score)
+                total = (self.weights.lexical * lexical_score
+                         + self.weights.identifier * identifier_score
+                         + self.weights.intent * intent_score)
+                if query_vector is not None:
+                    total += self.weights.dense * dense_score
             sources = tuple(name for name, present in (
                 ("dense", memory_id in dense), ("lexical", memory_id in lexical),
                 ("identifier", bool(matched))) if present)
             best_chunk = lexical_chunk if raw_lexical and lexical_chunk >= 0 else dense_chunk
             results.append(SearchResult(memory, total, ScoreBreakdown(
-                dense_score, lexical_score, identifier_score, matched, best_chunk, sources)))
+                dense_score, lexical_score, identifier_score, intent_score, matched, best_chunk,
+                sources)))
         results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
         results = results[:limit]
         metrics.merge_ms = _ms(stage)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import namedtuple
+from collections import Counter, namedtuple
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -132,8 +132,8 @@ class MemoryStore:
         try:
             with self.database.atomic():
                 yield
-        except (pw.OperationalError, sqlite3.OperationalError, pw.DatabaseError) as error:
-            if isinstance(error, pw.IntegrityError):
+        except (pw.DatabaseError, sqlite3.DatabaseError) as error:
+            if isinstance(error, pw.IntegrityError | sqlite3.IntegrityError):
                 raise
             raise describe_sqlite_error(error, self.path) from error
 
@@ -141,7 +141,7 @@ class MemoryStore:
     def _reading(self) -> Iterator[None]:
         try:
             yield
-        except (pw.OperationalError, sqlite3.OperationalError) as error:
+        except (pw.DatabaseError, sqlite3.DatabaseError) as error:  # locked, corrupt
             raise describe_sqlite_error(error, self.path) from error
 
     # --- writes -------------------------------------------------------------------------
@@ -200,6 +200,9 @@ class MemoryStore:
         Existing ids are an error unless `replace` (overwrite) or `skip_existing`.
         Returns (stored, skipped ids).
         """
+        repeated = sorted(i for i, n in Counter(m.id for m in memories).items() if n > 1)
+        if repeated:
+            raise UserInputError(f"ids given more than once: {', '.join(repeated[:10])}")
         existing = self.existing_ids([m.id for m in memories])
         if existing and not (replace or skip_existing):
             shown = ", ".join(sorted(existing)[:10])
@@ -235,7 +238,8 @@ class MemoryStore:
         )
         values = _memory_to_row_values(updated)
         with self._writing():
-            if not text_changed:
+            # Vectors live in per-project collections: a move re-queues them too.
+            if not text_changed and updated.project == current.project:
                 values.pop("embedded_model")
                 values.pop("staged_model")
             MemoryRow.update(**values).where(MemoryRow.id == memory_id).execute()
@@ -395,12 +399,13 @@ class MemoryStore:
     # --- lexical index ------------------------------------------------------------------
 
     def fts_available(self) -> bool:
-        if self._fts_ok is None:
-            try:
-                self.database.execute_sql("SELECT 1 FROM memory_fts LIMIT 1")
-                self._fts_ok = True
-            except (pw.OperationalError, sqlite3.OperationalError):
-                self._fts_ok = False
+        """Whether the FTS5 table is usable; checked on every call (it is cheap) since the
+        table can be dropped or rebuilt while the store is open."""
+        try:
+            self.database.execute_sql("SELECT 1 FROM memory_fts LIMIT 1")
+            self._fts_ok = True
+        except (pw.OperationalError, sqlite3.OperationalError):
+            self._fts_ok = False
         return self._fts_ok
 
     def lexical(self, text: str, limit: int, project: str | None = None) -> list[LexicalHit]:
@@ -578,6 +583,7 @@ class MemoryStore:
             if event in (UsageEvent.RETRIEVED, UsageEvent.CITED, UsageEvent.USED):
                 changes[MemoryRow.last_accessed] = at
             if confidence_step:
-                changes[MemoryRow.confidence] = pw.fn.MIN(
-                    confidence_max, MemoryRow.confidence + confidence_step)
+                # Capped, but never lowered: a memory above the cap keeps its confidence.
+                changes[MemoryRow.confidence] = pw.fn.MAX(MemoryRow.confidence, pw.fn.MIN(
+                    confidence_max, MemoryRow.confidence + confidence_step))
             MemoryRow.update(changes).where(MemoryRow.id.in_(list(memory_ids))).execute()

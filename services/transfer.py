@@ -8,7 +8,9 @@ file:line with its reason and nothing is stored.
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from services.memory import Memory, memory_from_dict, now_iso
 
 EXPORT_VERSION = 1
 MAX_IMPORT_BYTES = 2 * 1024**3
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def export_document(memories: Iterable[Memory], project: str | None) -> dict[str, Any]:
@@ -30,13 +33,15 @@ def export_document(memories: Iterable[Memory], project: str | None) -> dict[str
 
 
 def _decode(raw: bytes, where: str) -> str:
+    bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
     try:
-        return raw.decode("utf-8-sig")
+        return raw[bom:].decode("utf-8")
     except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
+        offset = bom + error.start  # in the file, not after its byte-order mark
+        line = raw[:offset].count(b"\n") + 1
         raise ValidationFailed(
             f"{where} is not valid UTF-8; nothing was imported",
-            [Problem(f"{where}:{line}", f"invalid UTF-8 byte at offset {error.start}")],
+            [Problem(f"{where}:{line}", f"invalid UTF-8 byte at offset {offset}")],
         ) from None
 
 
@@ -71,15 +76,22 @@ def parse_import(
         except json.JSONDecodeError as error:
             raise ValidationFailed(f"{where} is not valid JSON; nothing was imported",
                                    [Problem(f"{where}:{error.lineno}", error.msg)]) from None
+        except (ValueError, RecursionError) as error:  # huge number, deep nesting
+            raise ValidationFailed(f"{where} is not valid JSON; nothing was imported",
+                                   [Problem(where, str(error))]) from None
         records = [(f"{where}:[{i}]", item) for i, item in enumerate(items)]
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
+        # Lines end at \n or \r only: str.splitlines would also split at U+2028, U+0085
+        # and other characters a JSON string may hold unescaped.
+        for number, line in enumerate(_LINE_BREAK.split(text), start=1):
             if not line.strip():
                 continue
             try:
                 records.append((f"{where}:{number}", json.loads(line)))
             except json.JSONDecodeError as error:
                 problems.append(Problem(f"{where}:{number}", f"invalid JSON ({error.msg})"))
+            except (ValueError, RecursionError) as error:  # huge number, deep nesting
+                problems.append(Problem(f"{where}:{number}", f"invalid JSON ({error})"))
     memories: list[Memory] = []
     seen: dict[str, str] = {}
     for position, record in records:
@@ -104,7 +116,7 @@ def parse_import(
 def _is_single_document(text: str) -> bool:
     try:
         json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return False
     return True
 

@@ -143,6 +143,18 @@ class VectorIndex:
                 result.append(collection)
         return result
 
+    def close(self) -> None:
+        """Release the Chroma client (its files, connections and threads); the index
+        reconnects on next use."""
+        with self._lock:
+            client, self._client = self._client, None
+            self._collections.clear()
+        if client is not None and hasattr(client, "close"):
+            try:
+                client.close()
+            except Exception as error:  # chromadb raises many untyped errors
+                log.warning("closing Chroma at %s failed: %s", self.location, error)
+
     def forget_cache(self) -> None:
         """Drop cached handles (after the folder changed behind our back)."""
         self._collections.clear()

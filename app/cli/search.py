@@ -31,6 +31,7 @@ def result_json(result: Any) -> dict[str, Any]:
         "project": memory.project, "title": memory.title, "created_at": memory.created_at,
         "breakdown": {"dense": round(breakdown.dense, 6), "lexical": round(breakdown.lexical, 6),
                       "identifier": round(breakdown.identifier, 6),
+                      "intent": round(breakdown.intent, 6),
                       "matched_identifiers": list(breakdown.matched_identifiers),
                       "sources": list(breakdown.sources), "best_chunk": breakdown.best_chunk},
     }
@@ -40,7 +41,7 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
     problems: list[Problem] = []
     queries: list[dict[str, Any]] = []
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ValidationFailed(f"{path} is not valid UTF-8",
                                [Problem(str(path), f"byte {error.start}")]) from None

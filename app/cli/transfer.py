@@ -18,6 +18,7 @@ from app.cli.common import (
     pass_state,
     project_option,
 )
+from services.errors import UserInputError
 from services.filters import MemoryFilter
 
 
@@ -72,10 +73,10 @@ def import_(state: CliState, file: Path, replace: bool, skip_existing: bool,
     if replace and skip_existing:
         raise click.UsageError("--replace and --skip-existing exclude each other")
     memories = read_import_file(file, default_project=project)
-    report = state.engram().service.import_memories(memories, replace, skip_existing,
-                                                    embed=False)
+    engram = state.engram()
+    report = engram.service.import_memories(memories, replace, skip_existing, embed=False)
     state.embed_waiting()
-    waiting = report.imported - report.embedded
+    waiting = min(report.imported, engram.store.pending_count(engram.embedder.model_id))
     if as_json:
         emit_json({"imported": report.imported, "skipped": report.skipped,
                    "queued_for_embedding": waiting})
@@ -100,7 +101,7 @@ def ingest(state: CliState, file: str, session_id: str | None, project: str | No
         try:
             raw, where = Path(file).read_bytes(), file
         except OSError as error:
-            raise click.FileError(file, str(error.strerror)) from None
+            raise UserInputError(f"{file}: {error.strerror}") from None
     text = raw.decode("utf-8", errors="replace")
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         err(f"warning: {where} is not valid UTF-8; undecodable bytes were replaced")

@@ -1,0 +1,242 @@
+"""`engram export | import | ingest` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.app.conftest import EngramCli, corpus_records, write_jsonl
+
+FULL_RECORD: dict[str, Any] = {
+    "id": "shop-full-1", "project": "shop", "type": "decision", "title": "Every field set",
+    "content": "Payments go through the outbox table.\n\n```python\nsend(outbox)\n```\n",
+    "summary": "outbox for payments", "compressed": "payments→outbox",
+    "index_line": "decision: outbox", "tags": ["payments", "outbox"],
+    "file_refs": ["src/pay/*.py"], "confidence": 0.66, "source": "imported",
+    "session_id": "s-9", "task_id": "t-3", "role": "reviewer", "branch": "feature/outbox",
+    "scope": "user-private", "created_at": "2026-03-01T10:00:00+02:00",
+    "valid_from": "2026-03-01T00:00:00+00:00", "valid_to": "2027-01-01T00:00:00+00:00",
+    "last_accessed": "2026-04-01T08:00:00+00:00", "retrieval_count": 4,
+    "citation_count": 3, "ignore_count": 2, "use_count": 1,
+    "supersedes": "shop-old-1", "superseded_by": "shop-new-1", "tier": "cold",
+}
+
+
+def _export(cli: EngramCli, *args: Any) -> dict[str, Any]:
+    return json.loads(cli.ok("export", *args).stdout)
+
+
+def test_export_json_document(corpus_cli: EngramCli) -> None:
+    document = _export(corpus_cli)
+    assert set(document) == {"version", "project", "exported_at", "memories"}
+    assert document["version"] == 1
+    assert document["project"] is None
+    assert document["exported_at"].endswith("+00:00")
+    assert len(document["memories"]) == 30
+    by_id = {m["id"]: m for m in document["memories"]}
+    for record in corpus_records(30):
+        exported = by_id[record["id"]]
+        for key, value in record.items():
+            assert exported[key] == value, (record["id"], key)
+
+    scoped = _export(corpus_cli, "--project", "ledgerly")
+    assert scoped["project"] == "ledgerly"
+    assert {m["project"] for m in scoped["memories"]} == {"ledgerly"}
+    assert len(scoped["memories"]) == 8
+
+
+def test_export_includes_every_tier(corpus_cli: EngramCli) -> None:
+    corpus_cli.ok("edit", "shipit-m00001", "--tier", "archived")
+    ids = {m["id"] for m in _export(corpus_cli)["memories"]}
+    assert "shipit-m00001" in ids and len(ids) == 30
+
+
+def test_export_jsonl_and_to_a_file(corpus_cli: EngramCli, tmp_path: Path) -> None:
+    lines = corpus_cli.ok("export", "--format", "jsonl", "-p", "pinboard-ui").stdout.splitlines()
+    assert len(lines) == 7
+    assert all(json.loads(line)["project"] == "pinboard-ui" for line in lines)
+
+    target = tmp_path / "out" / "shop.json"
+    target.parent.mkdir()
+    report = corpus_cli.json("export", "-o", target)
+    assert report == {"exported": 30, "file": str(target)}
+    assert len(json.loads(target.read_text(encoding="utf-8"))["memories"]) == 30
+    assert not list(target.parent.glob("*.part"))
+
+
+@pytest.mark.parametrize("format_", ["json", "jsonl"])
+def test_import_round_trip_keeps_every_field_and_id(tmp_path: Path, format_: str) -> None:
+    source = EngramCli(tmp_path / "source")
+    records = [FULL_RECORD, *corpus_records(12)]
+    source.ok("import", write_jsonl(tmp_path / "in.jsonl", records))
+    exported = tmp_path / f"export.{format_}"
+    source.ok("export", "--format", format_, "-o", exported)
+
+    fresh = EngramCli(tmp_path / "fresh")
+    assert fresh.json("import", exported)["imported"] == 13
+    again = tmp_path / f"again.{format_}"
+    fresh.ok("export", "--format", format_, "-o", again)
+
+    def memories(path: Path) -> dict[str, dict[str, Any]]:
+        text = path.read_text(encoding="utf-8")
+        items = (json.loads(text)["memories"] if format_ == "json"
+                 else [json.loads(line) for line in text.splitlines()])
+        return {m["id"]: m for m in items}
+
+    first, second = memories(exported), memories(again)
+    assert first == second
+    assert first["shop-full-1"] == FULL_RECORD
+    assert fresh.json("stats")["waiting_for_embedding"] == 0
+    assert fresh.json("show", "shop-full-1")["content"] == FULL_RECORD["content"]
+
+
+def test_import_corpus_keeps_branch_and_session(tmp_path: Path, engram_cli: EngramCli) -> None:
+    records = corpus_records(5)
+    engram_cli.ok("import", write_jsonl(tmp_path / "c.jsonl", records))
+    for record in records:
+        shown = engram_cli.json("show", record["id"])
+        assert shown["branch"] == record.get("branch")
+        assert shown["session_id"] == record["session_id"]
+        assert shown["created_at"] == record["created_at"]
+
+
+def test_import_project_option_is_the_default_project(tmp_path: Path,
+                                                      engram_cli: EngramCli) -> None:
+    source = write_jsonl(tmp_path / "m.jsonl", [
+        {"content": "no project given"}, {"content": "has its own", "project": "mine"}])
+    engram_cli.ok("import", source, "--project", "given")
+    assert engram_cli.json("list", "-p", "given")["total"] == 1
+    assert engram_cli.json("list", "-p", "mine")["total"] == 1
+
+
+def test_import_is_all_or_nothing(tmp_path: Path, corpus_cli: EngramCli) -> None:
+    lines = [json.dumps({"id": f"new-{i}", "content": f"new memory {i}"}) for i in range(5)]
+    lines[2] = '{"id": "new-2", "content": "broken'
+    lines[4] = json.dumps({"id": "new-4", "content": "x", "type": "opinion"})
+    source = tmp_path / "bad.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    result = corpus_cli("import", source)
+    assert result.exit_code == 2
+    assert f"{source}:3: invalid JSON" in result.stderr
+    assert f"{source}:5: unknown type 'opinion'" in result.stderr
+    assert "nothing was imported" in result.stderr
+    assert result.stdout == ""
+    assert corpus_cli.json("list", "--limit", 100)["total"] == 30
+
+
+def test_import_existing_ids(tmp_path: Path, corpus_cli: EngramCli) -> None:
+    records = corpus_records(3)
+    records[0] = {**records[0], "content": "replaced content about quasars"}
+    records.append({"id": "brand-new", "content": "a new one", "project": "shipit"})
+    source = write_jsonl(tmp_path / "dup.jsonl", records)
+
+    refused = corpus_cli("import", source)
+    assert refused.exit_code == 2
+    assert "already exist" in refused.stderr and "--replace" in refused.stderr
+    assert "brand-new" not in corpus_cli.all_ids()
+
+    both = corpus_cli("import", source, "--replace", "--skip-existing")
+    assert both.exit_code == 2
+
+    skipped = corpus_cli.json("import", source, "--skip-existing")
+    assert (skipped["imported"], skipped["skipped"]) == (1, 3)
+    assert corpus_cli.json("show", records[0]["id"])["content"] != "replaced content about quasars"
+    assert len(corpus_cli.all_ids()) == 31
+
+    replaced = corpus_cli.json("import", source, "--replace")
+    assert (replaced["imported"], replaced["skipped"]) == (4, 0)
+    assert corpus_cli.json("show", records[0]["id"])["content"] == "replaced content about quasars"
+    assert len(corpus_cli.all_ids()) == 31
+    found = corpus_cli.json("search", "quasars", "-p", records[0]["project"],
+                            "--retriever", "dense", "-n", 1)
+    assert found["results"][0]["id"] == records[0]["id"]
+
+
+def test_import_duplicate_ids_inside_one_file(tmp_path: Path, engram_cli: EngramCli) -> None:
+    source = write_jsonl(tmp_path / "twice.jsonl", [{"id": "same", "content": "a"},
+                                                    {"id": "same", "content": "b"}])
+    result = engram_cli("import", source)
+    assert result.exit_code == 2
+    assert f"{source}:2: duplicate id 'same' (first at {source}:1)" in result.stderr
+    assert engram_cli.all_ids() == set()
+
+
+def test_import_reports_many_problems_shortened(tmp_path: Path, engram_cli: EngramCli) -> None:
+    source = tmp_path / "many.jsonl"
+    source.write_text("not json\n" * 250, encoding="utf-8")
+    result = engram_cli("import", source)
+    assert result.exit_code == 2
+    assert "250 problem(s)" in result.stderr
+    assert f"{source}:200: invalid JSON" in result.stderr
+    assert f"{source}:201:" not in result.stderr
+    assert "and 50 more" in result.stderr
+
+
+INGEST_TEXT = """Some answer from the assistant.
+MEMORY:decision:We pin numpy below 3 until the wheels exist.
+not a memory line
+  # MEMORY:pitfall:Timezone-naive datetimes break the invoice cutoff.
+MEMORY:opinion:This type does not exist.
+MEMORY:fix:
+MEMORY:FIX:Clear the cache after a schema change.
+"""
+
+
+def test_ingest_from_stdin(engram_cli: EngramCli) -> None:
+    result = engram_cli("ingest", "--project", "shop", "--session", "s-7", "--json",
+                        input=INGEST_TEXT)
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert len(report["stored"]) == 3
+    assert report["problems"] == [
+        "<stdin>:5: unknown type 'opinion' (choose from: " + ", ".join(
+            ["fact", "episode", "pattern", "workflow", "architecture", "dependency",
+             "decision", "constraint", "convention", "pitfall", "fix", "lesson"]) + ")",
+        "<stdin>:6: no content after the type",
+    ]
+    shown = [engram_cli.json("show", memory_id) for memory_id in report["stored"]]
+    assert [(m["type"], m["content"]) for m in shown] == [
+        ("decision", "We pin numpy below 3 until the wheels exist."),
+        ("pitfall", "Timezone-naive datetimes break the invoice cutoff."),
+        ("fix", "Clear the cache after a schema change."),
+    ]
+    assert all(m["project"] == "shop" and m["session_id"] == "s-7"
+               and m["source"] == "automatic" for m in shown)
+    assert engram_cli.json("stats")["waiting_for_embedding"] == 0
+
+
+def test_ingest_from_a_file_plain_output(tmp_path: Path, engram_cli: EngramCli) -> None:
+    source = tmp_path / "notes.md"
+    source.write_text(INGEST_TEXT, encoding="utf-8")
+    result = engram_cli("ingest", source)
+    assert result.exit_code == 1
+    assert "stored 3 memories" in result.stdout
+    assert f"{source}:5: unknown type 'opinion'" in result.stderr
+    good = tmp_path / "good.md"
+    good.write_text("MEMORY:fact:Only good lines here.\n", encoding="utf-8")
+    assert engram_cli("ingest", good).exit_code == 0
+    assert len(engram_cli.all_ids()) == 4
+
+
+def test_ingest_without_memory_lines_stores_nothing(engram_cli: EngramCli) -> None:
+    result = engram_cli("ingest", "--json", input="just prose\nno markers\n")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {"stored": [], "problems": []}
+
+
+def test_import_reports_what_still_waits_for_embedding(tmp_path: Path,
+                                                       engram_cli: EngramCli) -> None:
+    from app.background import embedding_lock
+
+    source = write_jsonl(tmp_path / "four.jsonl", corpus_records(4))
+    with embedding_lock(engram_cli.data_dir) as held:
+        assert held
+        report = engram_cli.json("import", source)
+    assert report == {"imported": 4, "skipped": 0, "queued_for_embedding": 4}
+    assert engram_cli.json("stats")["waiting_for_embedding"] == 4
+    engram_cli.ok("search", "anything")
+    assert engram_cli.json("stats")["waiting_for_embedding"] == 0

@@ -1,0 +1,131 @@
+"""The settings schema: defaults, parsing, environment names and the settings file."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from app.settings import SCHEMA, Setting, Settings, setting
+from services.errors import UserInputError
+
+
+@pytest.mark.parametrize("spec", SCHEMA, ids=lambda s: s.key)
+def test_every_setting_parses_its_own_default(spec: Setting) -> None:
+    assert spec.parse(spec.default) == spec.default
+    assert spec.parse(str(spec.default)) == spec.default
+    assert isinstance(spec.default, spec.type)
+    assert spec.description
+    if spec.choices:
+        assert spec.default in spec.choices
+
+
+def test_environment_variable_names() -> None:
+    names = [spec.env_var for spec in SCHEMA]
+    assert len(set(names)) == len(names)
+    assert all(re.fullmatch(r"ENGRAM_[A-Z0-9_]+", name) for name in names)
+    assert setting("vectors.backend").env_var == "ENGRAM_VECTORS_BACKEND"
+    assert setting("vectors.host").env_var == "ENGRAM_VECTORS_HOST"
+    assert setting("vectors.port").env_var == "ENGRAM_VECTORS_PORT"
+    assert setting("store.busy_timeout_ms").env_var == "ENGRAM_STORE_BUSY_TIMEOUT_MS"
+    assert setting("retrieval.weight_dense").env_var == "ENGRAM_RETRIEVAL_WEIGHT_DENSE"
+
+
+def test_keys_are_unique_and_unknown_keys_are_refused() -> None:
+    keys = [spec.key for spec in SCHEMA]
+    assert len(set(keys)) == len(keys)
+    with pytest.raises(UserInputError, match="unknown setting 'nope'"):
+        setting("nope")
+
+
+@pytest.mark.parametrize(("key", "raw", "value"), [
+    ("vectors.port", " 8080 ", 8080),
+    ("vectors.port", 8080.0, 8080),
+    ("retrieval.weight_dense", "0.25", 0.25),
+    ("retrieval.weight_dense", 1, 1.0),
+    ("embedder.provider", " gguf ", "gguf"),
+    ("lifecycle.archive_min_age_days", "0", 0),
+])
+def test_parse_converts(key: str, raw: object, value: object) -> None:
+    parsed = setting(key).parse(raw)
+    assert parsed == value
+    assert type(parsed) is type(value)
+
+
+@pytest.mark.parametrize(("key", "raw", "message"), [
+    ("vectors.port", 8080.5, "is not a valid int"),
+    ("vectors.port", "80.5", "is not a valid int"),
+    ("vectors.port", "0", "below the minimum"),
+    ("vectors.port", None, "is not a valid int"),
+    ("retrieval.weight_lexical", "heavy", "is not a valid float"),
+    ("retrieval.weight_lexical", "1.01", "above the maximum"),
+    ("vectors.backend", "cloud", "is not one of local, server"),
+])
+def test_parse_rejects(key: str, raw: object, message: str) -> None:
+    with pytest.raises(UserInputError, match=message):
+        setting(key).parse(raw)
+
+
+def test_bool_settings_parse_words() -> None:
+    flag = Setting("x.flag", bool, False, "a flag")
+    for raw in (True, "1", "true", "YES", " on "):
+        assert flag.parse(raw) is True
+    for raw in (False, "0", "false", "No", "off"):
+        assert flag.parse(raw) is False
+    with pytest.raises(UserInputError, match="not a valid bool"):
+        flag.parse("maybe")
+
+
+def test_layers_default_file_environment(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    settings = Settings(path, environ={})
+    assert settings.get("retrieval.limit") == 10
+    assert settings.source("retrieval.limit") == "default"
+    assert settings.set("retrieval.limit", "12") == 12
+    assert json.loads(path.read_text(encoding="utf-8")) == {"retrieval.limit": 12}
+    assert not list(tmp_path.glob("*.tmp"))
+
+    reread = Settings(path, environ={"ENGRAM_RETRIEVAL_LIMIT": "3"})
+    assert (reread.get("retrieval.limit"), reread.source("retrieval.limit")) == (3, "env")
+    assert Settings(path, environ={}).source("retrieval.limit") == "file"
+
+    settings.set("retrieval.limit", 10)
+    assert json.loads(path.read_text(encoding="utf-8")) == {}
+    items = {item["key"]: item for item in Settings(path, environ={}).items()}
+    assert set(items) == {spec.key for spec in SCHEMA}
+    assert items["retrieval.limit"] == {
+        "key": "retrieval.limit", "value": 10, "default": 10, "source": "default",
+        "description": setting("retrieval.limit").description, "choices": []}
+
+
+def test_set_rejects_without_writing(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    settings = Settings(path, environ={})
+    with pytest.raises(UserInputError):
+        settings.set("retrieval.limit", "0")
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"{oops", "cannot read settings"),
+    (b"\xff\xfe{}", "cannot read settings"),
+    (b'"just a string"', "settings must be a JSON object"),
+    (b'{"retrieval.limit": "many"}', "retrieval.limit: 'many' is not a valid int"),
+    (b'{"no.such": 1}', "unknown setting 'no.such'"),
+])
+def test_a_bad_settings_file_names_itself(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(content)
+    with pytest.raises(UserInputError) as raised:
+        Settings(path, environ={})
+    assert message in str(raised.value)
+    assert str(path) in str(raised.value)
+
+
+def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
+    settings = Settings(tmp_path / "settings.json", environ={"ENGRAM_VECTORS_PORT": "http"})
+    with pytest.raises(UserInputError, match="ENGRAM_VECTORS_PORT"):
+        settings.get("vectors.port")
+    assert settings.get("vectors.host") == "127.0.0.1"
