@@ -54,8 +54,8 @@ class Lifecycle:
         since = (now - interval).isoformat()
         unused = (MemoryRow.last_accessed.is_null()) | (MemoryRow.last_accessed < since)
         with self.store.database.atomic():
-            changed = (MemoryRow.update(confidence=pw.fn.MAX(
-                self.policy.decay_floor, MemoryRow.confidence - self.policy.decay_step))
+            changed = (MemoryRow.update(confidence=pw.fn.ROUND(pw.fn.MAX(
+                self.policy.decay_floor, MemoryRow.confidence - self.policy.decay_step), 6))
                 .where(unused, MemoryRow.confidence > self.policy.decay_floor,
                        MemoryRow.tier != Tier.ARCHIVED.value).execute())
         self.store.meta_set(LAST_DECAY_KEY, now.isoformat())

@@ -19,7 +19,7 @@ from app.cli.common import (
     pass_state,
     project_option,
 )
-from services.types import MemoryType, RetrievalMode, Scope, Source, Tier
+from services.types import MemoryType, RetrievalMode, Scope, Source, Tier, UsageEvent
 
 TYPE_CHOICE = click.Choice([t.value for t in MemoryType], case_sensitive=False)
 
@@ -239,3 +239,28 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
         emit_json({"deleted": deleted})
     else:
         click.echo(f"deleted {len(deleted)} memories")
+
+
+@cli.command()
+@click.argument("event", type=click.Choice([e.value for e in UsageEvent]))
+@click.argument("memory_ids", nargs=-1, required=True)
+@click.option("--session", "session_id", help="Session in which it happened.")
+@json_option
+@pass_state
+@handle_errors
+def mark(state: CliState, event: str, memory_ids: tuple[str, ...], session_id: str | None,
+         as_json: bool) -> None:
+    """Record that memories were retrieved, cited, ignored or used.
+
+    Use and citation raise confidence (lifecycle.use_boost); unused memories decay."""
+    engram = state.engram(catch_up=False)
+    missing = sorted(set(memory_ids) - engram.store.existing_ids(memory_ids))
+    if missing:
+        from services.errors import NotFoundError
+
+        raise NotFoundError(f"no memory with id {', '.join(map(repr, missing))}")
+    engram.lifecycle.record(list(memory_ids), UsageEvent(event), session_id)
+    if as_json:
+        emit_json({"event": event, "memories": list(memory_ids)})
+    else:
+        click.echo(f"recorded {event} for {len(memory_ids)} memories")

@@ -371,7 +371,7 @@ def test_long_memory_is_chunked_and_each_chunk_is_searchable(store: MemoryStore)
 
 
 def test_fts_follows_updates(store: MemoryStore) -> None:
-    memory = store.add(make_memory("the zebra crossing", tags=["stripes"]))
+    memory = store.add(make_memory("the zebra crossing", title="Animals", tags=["stripes"]))
     store.update(memory.id, {"content": "the giraffe neck", "tags": ["tall"]})
     assert store.lexical("zebra", 5) == [] and store.lexical("stripes", 5) == []
     assert [h.memory_id for h in store.lexical("giraffe tall", 5)] == [memory.id]
