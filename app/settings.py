@@ -89,7 +89,7 @@ SCHEMA: tuple[Setting, ...] = (
     Setting("retrieval.weight_intent", float, 0.1,
             "Weight δ of the type the query asks for (\"design decisions behind …\")",
             minimum=0.0, maximum=1.0),
-    Setting("retrieval.candidates", int, 50, "Candidates fetched from each source",
+    Setting("retrieval.candidates", int, 30, "Candidates fetched from each source",
             minimum=5, maximum=1000),
     Setting("retrieval.limit", int, 10, "Results shown by default", minimum=1, maximum=500),
     Setting("retrieval.mode", str, "standard", "Tiers searched by default",

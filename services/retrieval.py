@@ -97,7 +97,7 @@ def _ms(start: float) -> float:
 class HybridRetriever:
     def __init__(
         self, store: MemoryStore, vectors: VectorIndex, embedder: Embedder | None,
-        weights: Weights = Weights(), candidates: int = 50,
+        weights: Weights = Weights(), candidates: int = 30,
         metrics_log: SearchMetricsLog | None = None,
     ) -> None:
         self.store = store
@@ -106,6 +106,7 @@ class HybridRetriever:
         self.weights = weights
         self.candidates = candidates
         self.metrics_log = metrics_log
+        self.fill_dense = True
 
     def _embed_query(self, query: str, flags: list[str]) -> Vectors | None:
         if self.embedder is None:
@@ -128,7 +129,7 @@ class HybridRetriever:
                                 query_chars=len(query))
         flags: list[str] = []
         started = time.perf_counter()
-        pool = max(self.candidates, limit * 5)
+        pool = max(self.candidates, limit * 2)
         projects = None if flt.project is None else [flt.project]
 
         dense: dict[str, tuple[float, int]] = {}
@@ -179,7 +180,8 @@ class HybridRetriever:
         candidate_ids = list(dict.fromkeys([*dense, *lexical, *identifier_ids]))
         memories = self.store.filter_ids(candidate_ids, flt)
         if kind is RetrieverKind.HYBRID and query_vector is not None:
-            self._fill_dense(query_vector, memories, dense)
+            if self.fill_dense:
+                self._fill_dense(query_vector, memories, dense)
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
         best_lexical = max((score for score, _ in lexical.values()), default=0.0)
         results: list[SearchResult] = []
