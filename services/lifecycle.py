@@ -53,7 +53,7 @@ class Lifecycle:
             return None
         since = (now - interval).isoformat()
         unused = (MemoryRow.last_accessed.is_null()) | (MemoryRow.last_accessed < since)
-        with self.store.database.atomic():
+        with self.store._writing():
             changed = (MemoryRow.update(confidence=pw.fn.ROUND(pw.fn.MAX(
                 self.policy.decay_floor, MemoryRow.confidence - self.policy.decay_step), 6))
                 .where(unused, MemoryRow.confidence > self.policy.decay_floor,
@@ -64,7 +64,7 @@ class Lifecycle:
     def archive_unneeded(self, now: datetime | None = None) -> int:
         now = now or datetime.now(UTC)
         cutoff = (now - timedelta(days=self.policy.archive_min_age_days)).timestamp()
-        with self.store.database.atomic():
+        with self.store._writing():
             changed = MemoryRow.update(tier=Tier.ARCHIVED.value).where(
                 MemoryRow.confidence < self.policy.archive_below,
                 MemoryRow.use_count == 0, MemoryRow.citation_count == 0,

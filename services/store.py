@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter, namedtuple
 import sqlite3
+from collections import Counter, namedtuple
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass

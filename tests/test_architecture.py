@@ -40,14 +40,17 @@ def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[i
                 name = node.module or ""
             found.append((node.lineno, name))
             # `from . import app` names a module too
-            found.extend((node.lineno, f"{name}.{alias.name}" if name else alias.name)
-                         for alias in node.names)
+            found.extend(
+                (node.lineno, f"{name}.{alias.name}" if name else alias.name)
+                for alias in node.names
+            )
     return found
 
 
 def imports_of(path: Path) -> list[tuple[int, str]]:
-    return imported_modules(path.read_text(encoding="utf-8"), _module_name(path),
-                            path.name == "__init__.py")
+    return imported_modules(
+        path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py"
+    )
 
 
 def _forbidden(module: str) -> bool:

@@ -75,6 +75,12 @@ def import_(state: CliState, file: Path, replace: bool, skip_existing: bool,
     memories = read_import_file(file, default_project=project)
     engram = state.engram()
     report = engram.service.import_memories(memories, replace, skip_existing, embed=False)
+    if replace and report.imported:
+        # The replaced memories' old vectors (other chunks, maybe another project) are
+        # now orphans: reconciling removes them before the new ones are written.
+        with state.vector_access() as held:
+            if held:
+                engram.start_up()
     state.embed_waiting()
     waiting = min(report.imported, engram.store.pending_count(engram.embedder.model_id))
     if as_json:

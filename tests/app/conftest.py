@@ -36,8 +36,9 @@ def corpus_records(count: int = 30) -> list[dict[str, Any]]:
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
     return path
 
 
@@ -48,16 +49,23 @@ class EngramCli:
         self.data_dir = data_dir
         self.runner = CliRunner()
 
-    def __call__(self, *args: Any, input: str | bytes | None = None,
-                 env: dict[str, str | None] | None = None) -> Result:
-        return self.runner.invoke(cli, ["--data-dir", str(self.data_dir), *map(str, args)],
-                                  input=input, env=env, catch_exceptions=False)
+    def __call__(
+        self, *args: Any, input: str | bytes | None = None, env: dict[str, str | None] | None = None
+    ) -> Result:
+        return self.runner.invoke(
+            cli,
+            ["--data-dir", str(self.data_dir), *map(str, args)],
+            input=input,
+            env=env,
+            catch_exceptions=False,
+        )
 
     def ok(self, *args: Any, **kwargs: Any) -> Result:
         result = self(*args, **kwargs)
         assert result.exit_code == 0, (
             f"engram {' '.join(map(str, args))} exited {result.exit_code}\n"
-            f"stdout: {result.stdout}\nstderr: {result.stderr}")
+            f"stdout: {result.stdout}\nstderr: {result.stderr}"
+        )
         return result
 
     def json(self, *args: Any, **kwargs: Any) -> Any:

@@ -23,9 +23,14 @@ def _snapshot(cli: EngramCli) -> list[dict[str, object]]:
     return sorted(memories, key=lambda m: str(m["id"]))
 
 
-@pytest.mark.parametrize("args", [
-    ["show", "nope"], ["edit", "nope", "--title", "x"], ["delete", "--yes", "nope"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "nope"],
+        ["edit", "nope", "--title", "x"],
+        ["delete", "--yes", "nope"],
+    ],
+)
 def test_unknown_memory_id(two_memories: EngramCli, args: list[str]) -> None:
     before = _snapshot(two_memories)
     result = two_memories(*args)
@@ -60,10 +65,22 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     }
 
 
-@pytest.mark.parametrize("case", ["truncated JSON", "truncated array", "invalid UTF-8",
-                                  "binary", "missing", "folder", "empty", "scalar"])
-def test_import_of_a_bad_file_changes_nothing(two_memories: EngramCli, tmp_path: Path,
-                                              case: str) -> None:
+@pytest.mark.parametrize(
+    "case",
+    [
+        "truncated JSON",
+        "truncated array",
+        "invalid UTF-8",
+        "binary",
+        "missing",
+        "folder",
+        "empty",
+        "scalar",
+    ],
+)
+def test_import_of_a_bad_file_changes_nothing(
+    two_memories: EngramCli, tmp_path: Path, case: str
+) -> None:
     path, message = _bad_files(tmp_path)[case]
     before = _snapshot(two_memories)
     for options in ([], ["--replace"], ["--skip-existing"]):
@@ -93,8 +110,7 @@ def test_queries_file_errors(two_memories: EngramCli, tmp_path: Path) -> None:
     assert two_memories("search", "--json", "--queries-file", tmp_path).exit_code == 2
 
 
-def test_ingest_of_a_missing_file_is_invalid_input(two_memories: EngramCli,
-                                                   tmp_path: Path) -> None:
+def test_ingest_of_a_missing_file_is_invalid_input(two_memories: EngramCli, tmp_path: Path) -> None:
     before = _snapshot(two_memories)
     result = two_memories("ingest", tmp_path / "notes.md")
     assert result.exit_code == 2
@@ -103,8 +119,9 @@ def test_ingest_of_a_missing_file_is_invalid_input(two_memories: EngramCli,
     assert _snapshot(two_memories) == before
 
 
-def test_ingest_of_invalid_utf8_warns_and_keeps_the_good_lines(two_memories: EngramCli,
-                                                              tmp_path: Path) -> None:
+def test_ingest_of_invalid_utf8_warns_and_keeps_the_good_lines(
+    two_memories: EngramCli, tmp_path: Path
+) -> None:
     source = tmp_path / "notes.txt"
     source.write_bytes(b"MEMORY:fact:The caf\xe9 opens at nine.\nMEMORY:fact:plain ascii\n")
     result = two_memories("ingest", source, "--json")
@@ -114,9 +131,14 @@ def test_ingest_of_invalid_utf8_warns_and_keeps_the_good_lines(two_memories: Eng
 
 
 def test_usage_errors_exit_2(two_memories: EngramCli) -> None:
-    for args in (["add"], ["add", "x", "--type", "opinion"], ["add", "x", "--confidence", "2"],
-                 ["list", "--mode", "all"], ["search", "x", "--retriever", "sparse"],
-                 ["nosuchcommand"]):
+    for args in (
+        ["add"],
+        ["add", "x", "--type", "opinion"],
+        ["add", "x", "--confidence", "2"],
+        ["list", "--mode", "all"],
+        ["search", "x", "--retriever", "sparse"],
+        ["nosuchcommand"],
+    ):
         result = two_memories(*args)
         assert result.exit_code == 2, args
         assert "Error" in result.stderr, args
@@ -131,8 +153,9 @@ def test_data_dir_that_is_a_file(tmp_path: Path) -> None:
     assert "is a file" in result.stderr
 
 
-def test_an_unexpected_error_is_reported_as_a_bug(two_memories: EngramCli,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_error_is_reported_as_a_bug(
+    two_memories: EngramCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from services.memory_service import MemoryService
 
     def explode(*args: object, **kwargs: object) -> None:

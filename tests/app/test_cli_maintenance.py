@@ -25,7 +25,8 @@ def _vector_rows(cli: EngramCli) -> int:
     """Vectors the index should hold: one per memory plus one per chunk."""
     connection = sqlite3.connect(cli.data_dir / "engram.sqlite3")
     count = connection.execute(
-        "SELECT (SELECT count(*) FROM memory) + (SELECT count(*) FROM chunk)").fetchone()[0]
+        "SELECT (SELECT count(*) FROM memory) + (SELECT count(*) FROM chunk)"
+    ).fetchone()[0]
     connection.close()
     return int(count)
 
@@ -57,8 +58,10 @@ def test_cleanup_decays_once_a_week_and_archives(corpus_cli: EngramCli) -> None:
     corpus_cli.ok("edit", "shipit-m00001", "--confidence", "0.2")
     report = corpus_cli.json("cleanup")
     assert report == {"decayed": 30, "archived": 1, "decay_ran": True}
-    after = {m["id"]: m["confidence"]
-             for m in corpus_cli.json("list", "-n", 100, "--mode", "exhaustive")["memories"]}
+    after = {
+        m["id"]: m["confidence"]
+        for m in corpus_cli.json("list", "-n", 100, "--mode", "exhaustive")["memories"]
+    }
     assert after.pop("shipit-m00001") == pytest.approx(0.1)
     for memory_id, confidence in after.items():
         assert confidence == pytest.approx(max(0.1, before[memory_id] - 0.1), abs=1e-3)
@@ -82,7 +85,8 @@ def test_reindex_rebuilds_both_indexes(corpus_cli: EngramCli) -> None:
     report = corpus_cli.json("reindex")
     assert report == {"memories": 30, "embedded": 30, "model": MODEL_ID}
     assert VectorIndex(path=corpus_cli.data_dir / "chroma").count(MODEL_ID) == (
-        _vector_rows(corpus_cli))
+        _vector_rows(corpus_cli)
+    )
     found = corpus_cli.json("search", "mergeDefaults", "--retriever", "lexical", "-n", 1)
     assert found["results"][0]["id"] == "shipit-m00001"
     assert "reindexed 30 memories" in corpus_cli.ok("reindex").stdout
@@ -128,12 +132,17 @@ def test_writes_while_another_embedder_runs_stay_queued(engram_cli: EngramCli) -
 
 def test_config_set_get_list(engram_cli: EngramCli) -> None:
     assert engram_cli.json("config", "get", "retrieval.limit") == {
-        "key": "retrieval.limit", "value": 10}
+        "key": "retrieval.limit",
+        "value": 10,
+    }
     assert engram_cli.json("config", "set", "retrieval.limit", "25") == {
-        "key": "retrieval.limit", "value": 25}
+        "key": "retrieval.limit",
+        "value": 25,
+    }
     assert engram_cli.ok("config", "get", "retrieval.limit").stdout == "25\n"
     assert engram_cli.ok("config", "set", "retrieval.weight_dense", "0.5").stdout == (
-        "retrieval.weight_dense = 0.5\n")
+        "retrieval.weight_dense = 0.5\n"
+    )
     stored = json.loads((engram_cli.data_dir / "settings.json").read_text(encoding="utf-8"))
     assert stored == {"retrieval.limit": 25, "retrieval.weight_dense": 0.5}
 
@@ -150,17 +159,21 @@ def test_config_set_get_list(engram_cli: EngramCli) -> None:
     assert stored == {"retrieval.weight_dense": 0.5}
 
 
-@pytest.mark.parametrize(("key", "value", "message"), [
-    ("retrieval.limit", "0", "retrieval.limit: 0 is below the minimum 1"),
-    ("retrieval.limit", "ten", "retrieval.limit: 'ten' is not a valid int"),
-    ("vectors.port", "70000", "vectors.port: 70000 is above the maximum 65535"),
-    ("retrieval.weight_dense", "1.5", "retrieval.weight_dense: 1.5 is above the maximum 1.0"),
-    ("embedder.provider", "word2vec", "'word2vec' is not one of onnx, gguf, openai"),
-    ("retrieval.mode", "everything", "is not one of reflexive, standard, deep, exhaustive"),
-    ("no.such.key", "1", "unknown setting 'no.such.key'"),
-])
-def test_config_set_rejects_invalid_values(engram_cli: EngramCli, key: str, value: str,
-                                           message: str) -> None:
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("retrieval.limit", "0", "retrieval.limit: 0 is below the minimum 1"),
+        ("retrieval.limit", "ten", "retrieval.limit: 'ten' is not a valid int"),
+        ("vectors.port", "70000", "vectors.port: 70000 is above the maximum 65535"),
+        ("retrieval.weight_dense", "1.5", "retrieval.weight_dense: 1.5 is above the maximum 1.0"),
+        ("embedder.provider", "word2vec", "'word2vec' is not one of onnx, gguf, openai"),
+        ("retrieval.mode", "everything", "is not one of reflexive, standard, deep, exhaustive"),
+        ("no.such.key", "1", "unknown setting 'no.such.key'"),
+    ],
+)
+def test_config_set_rejects_invalid_values(
+    engram_cli: EngramCli, key: str, value: str, message: str
+) -> None:
     result = engram_cli("config", "set", key, value)
     assert result.exit_code == 2
     assert message in result.stderr
@@ -188,13 +201,15 @@ def test_environment_overrides_settings(engram_cli: EngramCli) -> None:
 
 
 def test_environment_setting_reaches_the_search(corpus_cli: EngramCli) -> None:
-    found = corpus_cli.json("search", "deploy", "--retriever", "dense",
-                            env={"ENGRAM_RETRIEVAL_LIMIT": "3"})
+    found = corpus_cli.json(
+        "search", "deploy", "--retriever", "dense", env={"ENGRAM_RETRIEVAL_LIMIT": "3"}
+    )
     assert len(found["results"]) == 3
 
 
 def test_config_set_key_without_a_keyring_never_writes_a_file(
-        engram_cli: EngramCli, monkeypatch: pytest.MonkeyPatch) -> None:
+    engram_cli: EngramCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import keyring
     from keyring.backends import fail
 
@@ -205,17 +220,19 @@ def test_config_set_key_without_a_keyring_never_writes_a_file(
     assert "sk-secret" not in result.output
     data = engram_cli.data_dir
     assert not data.exists() or all(
-        "sk-secret" not in p.read_text(errors="ignore") for p in data.rglob("*") if p.is_file())
+        "sk-secret" not in p.read_text(errors="ignore") for p in data.rglob("*") if p.is_file()
+    )
 
 
 def test_bad_settings_file_is_a_clear_error(engram_cli: EngramCli) -> None:
     engram_cli.data_dir.mkdir(parents=True)
     settings = engram_cli.data_dir / "settings.json"
     for content, message in (
-            ("{not json", "cannot read settings"),
-            ("[1, 2]", "settings must be a JSON object"),
-            ('{"retrieval.limit": 0}', "retrieval.limit: 0 is below the minimum 1"),
-            ('{"retrieval.limits": 3}', "unknown setting 'retrieval.limits'")):
+        ("{not json", "cannot read settings"),
+        ("[1, 2]", "settings must be a JSON object"),
+        ('{"retrieval.limit": 0}', "retrieval.limit: 0 is below the minimum 1"),
+        ('{"retrieval.limits": 3}', "unknown setting 'retrieval.limits'"),
+    ):
         settings.write_text(content, encoding="utf-8")
         for args in (["config", "list"], ["list"], ["add", "x"]):
             result = engram_cli(*args)
@@ -225,3 +242,17 @@ def test_bad_settings_file_is_a_clear_error(engram_cli: EngramCli) -> None:
             assert "bug" not in result.stderr
     settings.write_text('{"retrieval.limit": 4}', encoding="utf-8")
     assert engram_cli.json("config", "get", "retrieval.limit")["value"] == 4
+
+
+def test_demo_uses_its_own_folder(engram_cli: EngramCli) -> None:
+    first = engram_cli.ok("demo").stdout
+    demo_dir = engram_cli.data_dir.with_name(engram_cli.data_dir.name + "-demo")
+    assert demo_dir.is_dir()
+    assert "Engram demo" in first and "engram search" in first
+    assert not (engram_cli.data_dir / "engram.sqlite3").exists()
+    again = engram_cli.ok("demo").stdout
+    assert again.count("$ engram search") == first.count("$ engram search") >= 1
+    demo = EngramCli(demo_dir)
+    total = demo.json("list", "--mode", "exhaustive")["total"]
+    assert total > 0
+    assert demo.json("stats")["waiting_for_embedding"] == 0

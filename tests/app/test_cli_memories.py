@@ -12,10 +12,27 @@ from tests.app.conftest import EngramCli, corpus_records
 
 def test_add_stores_every_option_and_show_returns_it(engram_cli: EngramCli) -> None:
     added = engram_cli.json(
-        "add", "We deploy with blue-green releases. Rollback is a DNS switch.",
-        "--type", "decision", "--title", "Blue-green deploys", "--tag", "deploy",
-        "--tag", "ops", "--file-ref", "deploy/*.yml", "--confidence", "0.7",
-        "--scope", "user-private", "--session", "s-1", "--project", "shop")
+        "add",
+        "We deploy with blue-green releases. Rollback is a DNS switch.",
+        "--type",
+        "decision",
+        "--title",
+        "Blue-green deploys",
+        "--tag",
+        "deploy",
+        "--tag",
+        "ops",
+        "--file-ref",
+        "deploy/*.yml",
+        "--confidence",
+        "0.7",
+        "--scope",
+        "user-private",
+        "--session",
+        "s-1",
+        "--project",
+        "shop",
+    )
     assert added["project"] == "shop"
     assert added["type"] == "decision"
     assert added["title"] == "Blue-green deploys"
@@ -88,10 +105,12 @@ def test_list_filters(corpus_cli: EngramCli) -> None:
 
     assert set(corpus_cli.ids("--type", "fix")) == _expected(lambda r: r["type"] == "fix")
     assert set(corpus_cli.ids("-t", "fix", "-t", "pitfall")) == _expected(
-        lambda r: r["type"] in ("fix", "pitfall"))
+        lambda r: r["type"] in ("fix", "pitfall")
+    )
     assert set(corpus_cli.ids("--tag", "deploy")) == _expected(lambda r: "deploy" in r["tags"])
     assert set(corpus_cli.ids("--project", "ledgerly", "--tag", "api")) == _expected(
-        lambda r: r["project"] == "ledgerly" and "api" in r["tags"])
+        lambda r: r["project"] == "ledgerly" and "api" in r["tags"]
+    )
 
     after = datetime(2026, 2, 4, tzinfo=UTC)
     before = datetime(2026, 2, 7, tzinfo=UTC)
@@ -131,8 +150,9 @@ def test_list_rejects_a_bad_date(corpus_cli: EngramCli) -> None:
 
 
 def test_edit_text_reembeds_and_search_finds_the_new_words(engram_cli: EngramCli) -> None:
-    target = engram_cli.add("We deploy with blue-green releases.", "-p", "p",
-                            "--title", "Operations note")
+    target = engram_cli.add(
+        "We deploy with blue-green releases.", "-p", "p", "--title", "Operations note"
+    )
     engram_cli.add("Postgres is our database because of JSONB support.", "-p", "p")
     engram_cli.add("Components load data through the useQuery hook.", "-p", "p")
     query = "kubernetes sidecar leaks memory and the pods restart at night"
@@ -141,8 +161,11 @@ def test_edit_text_reembeds_and_search_finds_the_new_words(engram_cli: EngramCli
     assert target not in [r["id"] for r in before["results"]]
 
     edited = engram_cli.json(
-        "edit", target, "--content",
-        "Kubernetes pods restart every night because the logging sidecar leaks memory.")
+        "edit",
+        target,
+        "--content",
+        "Kubernetes pods restart every night because the logging sidecar leaks memory.",
+    )
     assert edited["id"] == target
     assert engram_cli.json("stats")["waiting_for_embedding"] == 0
 
@@ -157,11 +180,28 @@ def test_edit_text_reembeds_and_search_finds_the_new_words(engram_cli: EngramCli
 
 def test_edit_other_fields_keeps_the_text(engram_cli: EngramCli) -> None:
     memory_id = engram_cli.add("Retries use exponential backoff.", "-p", "p")
-    engram_cli.ok("edit", memory_id, "--title", "Backoff", "--type", "convention",
-                  "--tag", "http", "--confidence", "0.3", "--summary", "backoff")
+    engram_cli.ok(
+        "edit",
+        memory_id,
+        "--title",
+        "Backoff",
+        "--type",
+        "convention",
+        "--tag",
+        "http",
+        "--confidence",
+        "0.3",
+        "--summary",
+        "backoff",
+    )
     shown = engram_cli.json("show", memory_id)
-    assert (shown["title"], shown["type"], shown["tags"], shown["confidence"],
-            shown["summary"]) == ("Backoff", "convention", ["http"], 0.3, "backoff")
+    assert (
+        shown["title"],
+        shown["type"],
+        shown["tags"],
+        shown["confidence"],
+        shown["summary"],
+    ) == ("Backoff", "convention", ["http"], 0.3, "backoff")
     assert shown["content"] == "Retries use exponential backoff."
     nothing = engram_cli("edit", memory_id)
     assert nothing.exit_code == 2
@@ -169,8 +209,11 @@ def test_edit_other_fields_keeps_the_text(engram_cli: EngramCli) -> None:
 
 
 def test_edit_long_to_short_leaves_no_stale_chunk_vectors(engram_cli: EngramCli) -> None:
-    paragraphs = [f"Paragraph {i} explains how the zebra{i} migration moved the quokka{i} "
-                  "tables to the new cluster without downtime. " * 6 for i in range(10)]
+    paragraphs = [
+        f"Paragraph {i} explains how the zebra{i} migration moved the quokka{i} "
+        "tables to the new cluster without downtime. " * 6
+        for i in range(10)
+    ]
     memory_id = engram_cli.add("\n\n".join(paragraphs), "-p", "p", "--title", "Long one")
     assert len(engram_cli.json("show", memory_id)["chunks"]) > 1
 
@@ -178,8 +221,7 @@ def test_edit_long_to_short_leaves_no_stale_chunk_vectors(engram_cli: EngramCli)
     assert engram_cli.json("show", memory_id)["chunks"] == []
     vectors = VectorIndex(path=engram_cli.data_dir / "chroma")
     assert vectors.count(MODEL_ID) == 1
-    found = engram_cli.json("search", "zebra3 quokka3 migration", "-p", "p",
-                            "--retriever", "dense")
+    found = engram_cli.json("search", "zebra3 quokka3 migration", "-p", "p", "--retriever", "dense")
     assert found["results"][0]["breakdown"]["best_chunk"] == -1
 
 
@@ -218,8 +260,37 @@ def test_delete_with_one_unknown_id_deletes_nothing(engram_cli: EngramCli) -> No
 
 
 def test_json_output_is_a_single_parseable_document(corpus_cli: EngramCli) -> None:
-    for args in (["list"], ["show", "shipit-m00001"], ["stats"], ["search", "deploy"],
-                 ["config", "list"], ["cleanup"]):
+    for args in (
+        ["list"],
+        ["show", "shipit-m00001"],
+        ["stats"],
+        ["search", "deploy"],
+        ["config", "list"],
+        ["cleanup"],
+    ):
         stdout = corpus_cli.ok(*args, "--json").stdout
         assert stdout.count("\n") == 1, args
         json.loads(stdout)
+
+
+def test_mark_records_usage_and_raises_confidence(engram_cli: EngramCli) -> None:
+    used = engram_cli.add("Use the outbox for payments.", "--confidence", "0.5")
+    cited = engram_cli.add("Cite the ADR for the queue.", "--confidence", "0.94")
+    assert engram_cli.json("mark", "used", used, "--session", "s-1") == {
+        "event": "used",
+        "memories": [used],
+    }
+    assert "recorded cited for 1 memories" in engram_cli.ok("mark", "cited", cited).stdout
+    engram_cli.ok("mark", "retrieved", used, cited)
+    engram_cli.ok("mark", "ignored", cited)
+    first, second = engram_cli.json("show", used), engram_cli.json("show", cited)
+    assert (first["use_count"], first["retrieval_count"], first["confidence"]) == (1, 1, 0.52)
+    assert first["last_accessed"] is not None
+    assert (second["citation_count"], second["ignore_count"]) == (1, 1)
+    assert second["confidence"] == 0.95
+
+    missing = engram_cli("mark", "used", used, "nope")
+    assert missing.exit_code == 2
+    assert "no memory with id 'nope'" in missing.stderr
+    assert engram_cli.json("show", used)["use_count"] == 1
+    assert engram_cli("mark", "liked", used).exit_code == 2

@@ -14,18 +14,25 @@ from tests.app.conftest import EngramCli, corpus_records, write_jsonl
 PROJECT_OF = {r["id"]: r["project"] for r in corpus_records(30)}
 
 QUERIES: list[dict[str, Any]] = [
-    {"id": "q-a", "query": "what happens with an empty list of targets in mergeDefaults",
-     "project": "shipit"},
-    {"id": "q-b", "query": "how many retries does emit_batched_session make",
-     "project": "ledgerly"},
+    {
+        "id": "q-a",
+        "query": "what happens with an empty list of targets in mergeDefaults",
+        "project": "shipit",
+    },
+    {
+        "id": "q-b",
+        "query": "how many retries does emit_batched_session make",
+        "project": "ledgerly",
+    },
     {"id": "q-c", "query": "react-query usage for hooks", "project": "pinboard-ui"},
     {"id": "q-d", "query": "deploy canary pitfall"},
     {"id": "q-e", "query": "retries"},
 ]
 
 
-def _batch(cli: EngramCli, tmp_path: Path, *options: Any,
-           queries: list[dict[str, Any]] = QUERIES) -> list[dict[str, Any]]:
+def _batch(
+    cli: EngramCli, tmp_path: Path, *options: Any, queries: list[dict[str, Any]] = QUERIES
+) -> list[dict[str, Any]]:
     source = write_jsonl(tmp_path / "queries.jsonl", queries)
     result = cli.ok("search", "--json", *options, "--queries-file", source)
     lines = result.stdout.splitlines()
@@ -57,29 +64,38 @@ def test_batch_search_contract(corpus_cli: EngramCli, tmp_path: Path, retriever:
 
 def test_batch_search_project_scopes_each_line(corpus_cli: EngramCli, tmp_path: Path) -> None:
     query = "retries before giving up"
-    per_project = [{"id": p, "query": query, "project": p}
-                   for p in ("shipit", "ledgerly", "pinboard-ui", "nonexistent")]
+    per_project = [
+        {"id": p, "query": query, "project": p}
+        for p in ("shipit", "ledgerly", "pinboard-ui", "nonexistent")
+    ]
     answers = _batch(corpus_cli, tmp_path, "--limit", 30, queries=per_project)
     for answer in answers:
         assert {PROJECT_OF[r["id"]] for r in answer["results"]} <= {answer["id"]}
     assert answers[1]["results"], "ledgerly has retry memories"
     assert answers[3]["results"] == []
-    everywhere = _batch(corpus_cli, tmp_path, "--limit", 30,
-                        queries=[{"id": "all", "query": query}])[0]
+    everywhere = _batch(
+        corpus_cli, tmp_path, "--limit", 30, queries=[{"id": "all", "query": query}]
+    )[0]
     assert len({PROJECT_OF[r["id"]] for r in everywhere["results"]}) > 1
     # the command-line --project applies to lines without their own project
-    scoped = _batch(corpus_cli, tmp_path, "--limit", 30, "--project", "shipit",
-                    queries=[{"id": "x", "query": query},
-                             {"id": "y", "query": query, "project": "ledgerly"}])
+    scoped = _batch(
+        corpus_cli,
+        tmp_path,
+        "--limit",
+        30,
+        "--project",
+        "shipit",
+        queries=[{"id": "x", "query": query}, {"id": "y", "query": query, "project": "ledgerly"}],
+    )
     assert {PROJECT_OF[r["id"]] for r in scoped[0]["results"]} == {"shipit"}
     assert {PROJECT_OF[r["id"]] for r in scoped[1]["results"]} == {"ledgerly"}
 
 
-def test_batch_search_skips_blank_lines_and_keeps_missing_ids(corpus_cli: EngramCli,
-                                                             tmp_path: Path) -> None:
+def test_batch_search_skips_blank_lines_and_keeps_missing_ids(
+    corpus_cli: EngramCli, tmp_path: Path
+) -> None:
     source = tmp_path / "q.jsonl"
-    source.write_text('\n{"query": "deploy"}\n\n{"id": 7, "query": "retries"}\n',
-                      encoding="utf-8")
+    source.write_text('\n{"query": "deploy"}\n\n{"id": 7, "query": "retries"}\n', encoding="utf-8")
     lines = corpus_cli.ok("search", "--json", "--queries-file", source).stdout.splitlines()
     assert [json.loads(line)["id"] for line in lines] == [None, 7]
 
@@ -91,11 +107,13 @@ def test_batch_search_accepts_a_byte_order_mark(corpus_cli: EngramCli, tmp_path:
     assert [json.loads(line)["id"] for line in lines] == ["q1"]
 
 
-def test_batch_search_with_a_bad_line_prints_nothing(corpus_cli: EngramCli,
-                                                     tmp_path: Path) -> None:
+def test_batch_search_with_a_bad_line_prints_nothing(corpus_cli: EngramCli, tmp_path: Path) -> None:
     source = tmp_path / "q.jsonl"
-    source.write_text('{"id": "1", "query": "deploy"}\n{"id": "2"}\n{"query": 5}\nnope\n'
-                      '{"query": "x", "project": 3}\n', encoding="utf-8")
+    source.write_text(
+        '{"id": "1", "query": "deploy"}\n{"id": "2"}\n{"query": 5}\nnope\n'
+        '{"query": "x", "project": 3}\n',
+        encoding="utf-8",
+    )
     result = corpus_cli("search", "--json", "--queries-file", source)
     assert result.exit_code == 2
     assert result.stdout == ""
@@ -115,8 +133,16 @@ def test_search_needs_a_query_or_a_file(corpus_cli: EngramCli, tmp_path: Path) -
 
 @pytest.mark.parametrize("retriever", ["hybrid", "dense", "lexical"])
 def test_single_search_retrievers(corpus_cli: EngramCli, retriever: str) -> None:
-    found = corpus_cli.json("search", "how many retries before giving up", "-p", "ledgerly",
-                            "--retriever", retriever, "-n", 5)
+    found = corpus_cli.json(
+        "search",
+        "how many retries before giving up",
+        "-p",
+        "ledgerly",
+        "--retriever",
+        retriever,
+        "-n",
+        5,
+    )
     assert found["retriever"] == retriever
     assert found["flags"] == []
     results = found["results"]

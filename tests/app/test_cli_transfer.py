@@ -11,17 +11,34 @@ import pytest
 from tests.app.conftest import EngramCli, corpus_records, write_jsonl
 
 FULL_RECORD: dict[str, Any] = {
-    "id": "shop-full-1", "project": "shop", "type": "decision", "title": "Every field set",
+    "id": "shop-full-1",
+    "project": "shop",
+    "type": "decision",
+    "title": "Every field set",
     "content": "Payments go through the outbox table.\n\n```python\nsend(outbox)\n```\n",
-    "summary": "outbox for payments", "compressed": "payments→outbox",
-    "index_line": "decision: outbox", "tags": ["payments", "outbox"],
-    "file_refs": ["src/pay/*.py"], "confidence": 0.66, "source": "imported",
-    "session_id": "s-9", "task_id": "t-3", "role": "reviewer", "branch": "feature/outbox",
-    "scope": "user-private", "created_at": "2026-03-01T10:00:00+02:00",
-    "valid_from": "2026-03-01T00:00:00+00:00", "valid_to": "2027-01-01T00:00:00+00:00",
-    "last_accessed": "2026-04-01T08:00:00+00:00", "retrieval_count": 4,
-    "citation_count": 3, "ignore_count": 2, "use_count": 1,
-    "supersedes": "shop-old-1", "superseded_by": "shop-new-1", "tier": "cold",
+    "summary": "outbox for payments",
+    "compressed": "payments→outbox",
+    "index_line": "decision: outbox",
+    "tags": ["payments", "outbox"],
+    "file_refs": ["src/pay/*.py"],
+    "confidence": 0.66,
+    "source": "imported",
+    "session_id": "s-9",
+    "task_id": "t-3",
+    "role": "reviewer",
+    "branch": "feature/outbox",
+    "scope": "user-private",
+    "created_at": "2026-03-01T10:00:00+02:00",
+    "valid_from": "2026-03-01T00:00:00+00:00",
+    "valid_to": "2027-01-01T00:00:00+00:00",
+    "last_accessed": "2026-04-01T08:00:00+00:00",
+    "retrieval_count": 4,
+    "citation_count": 3,
+    "ignore_count": 2,
+    "use_count": 1,
+    "supersedes": "shop-old-1",
+    "superseded_by": "shop-new-1",
+    "tier": "cold",
 }
 
 
@@ -82,8 +99,11 @@ def test_import_round_trip_keeps_every_field_and_id(tmp_path: Path, format_: str
 
     def memories(path: Path) -> dict[str, dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
-        items = (json.loads(text)["memories"] if format_ == "json"
-                 else [json.loads(line) for line in text.splitlines()])
+        items = (
+            json.loads(text)["memories"]
+            if format_ == "json"
+            else [json.loads(line) for line in text.splitlines()]
+        )
         return {m["id"]: m for m in items}
 
     first, second = memories(exported), memories(again)
@@ -103,10 +123,13 @@ def test_import_corpus_keeps_branch_and_session(tmp_path: Path, engram_cli: Engr
         assert shown["created_at"] == record["created_at"]
 
 
-def test_import_project_option_is_the_default_project(tmp_path: Path,
-                                                      engram_cli: EngramCli) -> None:
-    source = write_jsonl(tmp_path / "m.jsonl", [
-        {"content": "no project given"}, {"content": "has its own", "project": "mine"}])
+def test_import_project_option_is_the_default_project(
+    tmp_path: Path, engram_cli: EngramCli
+) -> None:
+    source = write_jsonl(
+        tmp_path / "m.jsonl",
+        [{"content": "no project given"}, {"content": "has its own", "project": "mine"}],
+    )
     engram_cli.ok("import", source, "--project", "given")
     assert engram_cli.json("list", "-p", "given")["total"] == 1
     assert engram_cli.json("list", "-p", "mine")["total"] == 1
@@ -151,14 +174,16 @@ def test_import_existing_ids(tmp_path: Path, corpus_cli: EngramCli) -> None:
     assert (replaced["imported"], replaced["skipped"]) == (4, 0)
     assert corpus_cli.json("show", records[0]["id"])["content"] == "replaced content about quasars"
     assert len(corpus_cli.all_ids()) == 31
-    found = corpus_cli.json("search", "quasars", "-p", records[0]["project"],
-                            "--retriever", "dense", "-n", 1)
+    found = corpus_cli.json(
+        "search", "quasars", "-p", records[0]["project"], "--retriever", "dense", "-n", 1
+    )
     assert found["results"][0]["id"] == records[0]["id"]
 
 
 def test_import_duplicate_ids_inside_one_file(tmp_path: Path, engram_cli: EngramCli) -> None:
-    source = write_jsonl(tmp_path / "twice.jsonl", [{"id": "same", "content": "a"},
-                                                    {"id": "same", "content": "b"}])
+    source = write_jsonl(
+        tmp_path / "twice.jsonl", [{"id": "same", "content": "a"}, {"id": "same", "content": "b"}]
+    )
     result = engram_cli("import", source)
     assert result.exit_code == 2
     assert f"{source}:2: duplicate id 'same' (first at {source}:1)" in result.stderr
@@ -187,15 +212,31 @@ MEMORY:FIX:Clear the cache after a schema change.
 
 
 def test_ingest_from_stdin(engram_cli: EngramCli) -> None:
-    result = engram_cli("ingest", "--project", "shop", "--session", "s-7", "--json",
-                        input=INGEST_TEXT)
+    result = engram_cli(
+        "ingest", "--project", "shop", "--session", "s-7", "--json", input=INGEST_TEXT
+    )
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert len(report["stored"]) == 3
     assert report["problems"] == [
-        "<stdin>:5: unknown type 'opinion' (choose from: " + ", ".join(
-            ["fact", "episode", "pattern", "workflow", "architecture", "dependency",
-             "decision", "constraint", "convention", "pitfall", "fix", "lesson"]) + ")",
+        "<stdin>:5: unknown type 'opinion' (choose from: "
+        + ", ".join(
+            [
+                "fact",
+                "episode",
+                "pattern",
+                "workflow",
+                "architecture",
+                "dependency",
+                "decision",
+                "constraint",
+                "convention",
+                "pitfall",
+                "fix",
+                "lesson",
+            ]
+        )
+        + ")",
         "<stdin>:6: no content after the type",
     ]
     shown = [engram_cli.json("show", memory_id) for memory_id in report["stored"]]
@@ -204,8 +245,10 @@ def test_ingest_from_stdin(engram_cli: EngramCli) -> None:
         ("pitfall", "Timezone-naive datetimes break the invoice cutoff."),
         ("fix", "Clear the cache after a schema change."),
     ]
-    assert all(m["project"] == "shop" and m["session_id"] == "s-7"
-               and m["source"] == "automatic" for m in shown)
+    assert all(
+        m["project"] == "shop" and m["session_id"] == "s-7" and m["source"] == "automatic"
+        for m in shown
+    )
     assert engram_cli.json("stats")["waiting_for_embedding"] == 0
 
 
@@ -228,8 +271,9 @@ def test_ingest_without_memory_lines_stores_nothing(engram_cli: EngramCli) -> No
     assert json.loads(result.stdout) == {"stored": [], "problems": []}
 
 
-def test_import_reports_what_still_waits_for_embedding(tmp_path: Path,
-                                                       engram_cli: EngramCli) -> None:
+def test_import_reports_what_still_waits_for_embedding(
+    tmp_path: Path, engram_cli: EngramCli
+) -> None:
     from app.background import embedding_lock
 
     source = write_jsonl(tmp_path / "four.jsonl", corpus_records(4))
@@ -240,3 +284,30 @@ def test_import_reports_what_still_waits_for_embedding(tmp_path: Path,
     assert engram_cli.json("stats")["waiting_for_embedding"] == 4
     engram_cli.ok("search", "anything")
     assert engram_cli.json("stats")["waiting_for_embedding"] == 0
+
+
+def test_import_replace_leaves_no_stale_vectors(tmp_path: Path, engram_cli: EngramCli) -> None:
+    from services.embeddings.onnx_minilm import MODEL_ID
+    from services.vectors import VectorIndex, collection_name
+
+    long = "\n\n".join(
+        f"Paragraph {i} explains the zebra{i} and quokka{i} migrations in detail. " * 12
+        for i in range(8)
+    )
+    first = write_jsonl(tmp_path / "a.jsonl", [{"id": "m1", "content": long, "project": "p"}])
+    engram_cli.ok("import", first)
+    assert len(engram_cli.json("show", "m1")["chunks"]) > 1
+
+    short = write_jsonl(tmp_path / "b.jsonl", [{"id": "m1", "content": "penguins", "project": "p"}])
+    engram_cli.ok("import", short, "--replace")
+    vectors = VectorIndex(path=engram_cli.data_dir / "chroma")
+    assert vectors.count(MODEL_ID) == 1
+    found = engram_cli.json("search", "zebra3 quokka3 migrations", "--retriever", "dense")
+    assert found["results"][0]["breakdown"]["best_chunk"] == -1
+
+    moved = write_jsonl(tmp_path / "c.jsonl", [{"id": "m1", "content": "penguins", "project": "q"}])
+    engram_cli.ok("import", moved, "--replace")
+    vectors.forget_cache()
+    in_index = {name: ids for name, ids in vectors.memory_ids(MODEL_ID).items() if ids}
+    assert in_index == {collection_name(MODEL_ID, "q"): {"m1"}}
+    assert engram_cli.json("search", "penguins", "-p", "p", "--retriever", "dense")["results"] == []

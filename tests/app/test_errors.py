@@ -23,8 +23,9 @@ from services.errors import (
 def test_validation_failed_lists_its_problems() -> None:
     problems = [Problem("a.jsonl:3", "invalid JSON"), Problem("a.jsonl:9", "unknown type")]
     message = to_message(ValidationFailed("a.jsonl: 2 problem(s)", problems))
-    assert message == UserMessage("a.jsonl: 2 problem(s)", "", 2,
-                                  ("a.jsonl:3: invalid JSON", "a.jsonl:9: unknown type"))
+    assert message == UserMessage(
+        "a.jsonl: 2 problem(s)", "", 2, ("a.jsonl:3: invalid JSON", "a.jsonl:9: unknown type")
+    )
 
 
 @pytest.mark.parametrize("error", [UserInputError("bad input"), NotFoundError("bad input")])
@@ -32,8 +33,9 @@ def test_user_input_errors_exit_2(error: Exception) -> None:
     assert to_message(error) == UserMessage("bad input", "", 2)
 
 
-@pytest.mark.parametrize("kind", [EnvironmentProblem, StoreUnavailable, EmbedderUnavailable,
-                                  VectorStoreUnavailable])
+@pytest.mark.parametrize(
+    "kind", [EnvironmentProblem, StoreUnavailable, EmbedderUnavailable, VectorStoreUnavailable]
+)
 def test_environment_problems_exit_3_and_reassure(kind: type[Exception]) -> None:
     message = to_message(kind("the database is locked"))
     assert (message.title, message.exit_code) == ("the database is locked", 3)

@@ -40,29 +40,35 @@ def test_keys_are_unique_and_unknown_keys_are_refused() -> None:
         setting("nope")
 
 
-@pytest.mark.parametrize(("key", "raw", "value"), [
-    ("vectors.port", " 8080 ", 8080),
-    ("vectors.port", 8080.0, 8080),
-    ("retrieval.weight_dense", "0.25", 0.25),
-    ("retrieval.weight_dense", 1, 1.0),
-    ("embedder.provider", " gguf ", "gguf"),
-    ("lifecycle.archive_min_age_days", "0", 0),
-])
+@pytest.mark.parametrize(
+    ("key", "raw", "value"),
+    [
+        ("vectors.port", " 8080 ", 8080),
+        ("vectors.port", 8080.0, 8080),
+        ("retrieval.weight_dense", "0.25", 0.25),
+        ("retrieval.weight_dense", 1, 1.0),
+        ("embedder.provider", " gguf ", "gguf"),
+        ("lifecycle.archive_min_age_days", "0", 0),
+    ],
+)
 def test_parse_converts(key: str, raw: object, value: object) -> None:
     parsed = setting(key).parse(raw)
     assert parsed == value
     assert type(parsed) is type(value)
 
 
-@pytest.mark.parametrize(("key", "raw", "message"), [
-    ("vectors.port", 8080.5, "is not a valid int"),
-    ("vectors.port", "80.5", "is not a valid int"),
-    ("vectors.port", "0", "below the minimum"),
-    ("vectors.port", None, "is not a valid int"),
-    ("retrieval.weight_lexical", "heavy", "is not a valid float"),
-    ("retrieval.weight_lexical", "1.01", "above the maximum"),
-    ("vectors.backend", "cloud", "is not one of local, server"),
-])
+@pytest.mark.parametrize(
+    ("key", "raw", "message"),
+    [
+        ("vectors.port", 8080.5, "is not a valid int"),
+        ("vectors.port", "80.5", "is not a valid int"),
+        ("vectors.port", "0", "below the minimum"),
+        ("vectors.port", None, "is not a valid int"),
+        ("retrieval.weight_lexical", "heavy", "is not a valid float"),
+        ("retrieval.weight_lexical", "1.01", "above the maximum"),
+        ("vectors.backend", "cloud", "is not one of local, server"),
+    ],
+)
 def test_parse_rejects(key: str, raw: object, message: str) -> None:
     with pytest.raises(UserInputError, match=message):
         setting(key).parse(raw)
@@ -96,8 +102,13 @@ def test_layers_default_file_environment(tmp_path: Path) -> None:
     items = {item["key"]: item for item in Settings(path, environ={}).items()}
     assert set(items) == {spec.key for spec in SCHEMA}
     assert items["retrieval.limit"] == {
-        "key": "retrieval.limit", "value": 10, "default": 10, "source": "default",
-        "description": setting("retrieval.limit").description, "choices": []}
+        "key": "retrieval.limit",
+        "value": 10,
+        "default": 10,
+        "source": "default",
+        "description": setting("retrieval.limit").description,
+        "choices": [],
+    }
 
 
 def test_set_rejects_without_writing(tmp_path: Path) -> None:
@@ -108,13 +119,16 @@ def test_set_rejects_without_writing(tmp_path: Path) -> None:
     assert not path.exists()
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"{oops", "cannot read settings"),
-    (b"\xff\xfe{}", "cannot read settings"),
-    (b'"just a string"', "settings must be a JSON object"),
-    (b'{"retrieval.limit": "many"}', "retrieval.limit: 'many' is not a valid int"),
-    (b'{"no.such": 1}', "unknown setting 'no.such'"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"{oops", "cannot read settings"),
+        (b"\xff\xfe{}", "cannot read settings"),
+        (b'"just a string"', "settings must be a JSON object"),
+        (b'{"retrieval.limit": "many"}', "retrieval.limit: 'many' is not a valid int"),
+        (b'{"no.such": 1}', "unknown setting 'no.such'"),
+    ],
+)
 def test_a_bad_settings_file_names_itself(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "settings.json"
     path.write_bytes(content)

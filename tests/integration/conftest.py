@@ -25,10 +25,20 @@ def clean_env(**overrides: str) -> dict[str, str]:
     return env
 
 
-def run_engram(data_dir: Path, *args: object, input: str | None = None,
-               env: dict[str, str] | None = None,
-               timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_engram(
+    data_dir: Path,
+    *args: object,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """`engram --data-dir DATA_DIR ARGS...` as its own process (the installed script)."""
-    return subprocess.run([str(ENGRAM), "--data-dir", str(data_dir), *map(str, args)],
-                          input=input, capture_output=True, text=True, timeout=timeout,
-                          env=env if env is not None else clean_env(), cwd=ROOT)
+    return subprocess.run(
+        [str(ENGRAM), "--data-dir", str(data_dir), *map(str, args)],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env if env is not None else clean_env(),
+        cwd=ROOT,
+    )

@@ -37,10 +37,14 @@ def check_shape(chunks: list[Chunk], max_tokens: int) -> None:
 
 # text with no fenced code block (no line opens a fence)
 plain_text = st.text(_ANY, max_size=3000).filter(lambda s: not _FENCE_LINE.search(s))
-huge_word = st.builds(lambda ch, n: ch * n, st.sampled_from(["a", "é", "_", ".", "日", "9"]),
-                      st.integers(1, 6000))
-word_soup = st.lists(st.one_of(huge_word, st.text(_ANY, max_size=40)), max_size=12).map(
-    lambda parts: " ".join(parts)).filter(lambda s: not _FENCE_LINE.search(s))
+huge_word = st.builds(
+    lambda ch, n: ch * n, st.sampled_from(["a", "é", "_", ".", "日", "9"]), st.integers(1, 6000)
+)
+word_soup = (
+    st.lists(st.one_of(huge_word, st.text(_ANY, max_size=40)), max_size=12)
+    .map(lambda parts: " ".join(parts))
+    .filter(lambda s: not _FENCE_LINE.search(s))
+)
 
 
 @given(text=st.one_of(plain_text, word_soup, huge_word), max_tokens=st.integers(1, 80))
@@ -69,9 +73,12 @@ def test_text_within_the_limit_is_one_chunk(text: str) -> None:
 
 _LANG = st.text("abcdefghijklmnopqrstuvwxyz0123456789+#-", max_size=10)
 _PROSE_LINES = st.text(_ANY, max_size=400).filter(lambda s: not _FENCE_LINE.search(s))
-_CODE_BODY = st.lists(st.text(_ANY.filter(lambda c: c not in "\n\r\x0b\x0c\x1c\x1d\x1e\x85"
-                                                  "\u2028\u2029"), max_size=120)
-                      .filter(lambda s: not _FENCE_LINE.match(s)), max_size=30).map("\n".join)
+_CODE_BODY = st.lists(
+    st.text(
+        _ANY.filter(lambda c: c not in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=120
+    ).filter(lambda s: not _FENCE_LINE.match(s)),
+    max_size=30,
+).map("\n".join)
 
 
 Block = tuple[str, str, str | None]  # kind, text, language
@@ -107,10 +114,12 @@ def test_fenced_code_blocks(doc: tuple[str, list[Block]], max_tokens: int) -> No
     check_shape(chunks, max_tokens)
     # everything but the fence lines, in order
     assert non_space("".join(c.text for c in chunks)) == non_space(
-        "".join(block_text for _, block_text, _ in blocks))
+        "".join(block_text for _, block_text, _ in blocks)
+    )
     # each block's characters land in chunks of its kind (and language)
-    expected = [(kind, language, non_space(body)) for kind, body, language in blocks
-                if non_space(body)]
+    expected = [
+        (kind, language, non_space(body)) for kind, body, language in blocks if non_space(body)
+    ]
     got: list[tuple[str, str | None, str]] = []
     for chunk in chunks:
         key = (chunk.kind, chunk.language)
@@ -128,8 +137,10 @@ def test_fenced_code_blocks(doc: tuple[str, list[Block]], max_tokens: int) -> No
 
 
 def test_code_block_example() -> None:
-    text = ("Intro paragraph.\n\n```python title=demo.py\ndef f():\n    return 1\n```\n\n"
-            "Middle text.\n\n~~~\nplain code\n~~~\n\nThe end.")
+    text = (
+        "Intro paragraph.\n\n```python title=demo.py\ndef f():\n    return 1\n```\n\n"
+        "Middle text.\n\n~~~\nplain code\n~~~\n\nThe end."
+    )
     chunks = chunk_content(text, 500)
     assert [(c.kind, c.language, c.text) for c in chunks] == [
         ("prose", None, "Intro paragraph."),
@@ -143,8 +154,11 @@ def test_code_block_example() -> None:
 def test_crlf_code_block_closes() -> None:
     text = "Before.\r\n\r\n```sh\r\nls -la\r\n```\r\n\r\nAfter the block.\r\n"
     chunks = chunk_content(text, 500)
-    assert [(c.kind, c.language) for c in chunks] == [("prose", None), ("code", "sh"),
-                                                      ("prose", None)]
+    assert [(c.kind, c.language) for c in chunks] == [
+        ("prose", None),
+        ("code", "sh"),
+        ("prose", None),
+    ]
     assert chunks[2].text == "After the block."
 
 

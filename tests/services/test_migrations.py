@@ -32,7 +32,7 @@ def table_names(connection: sqlite3.Connection) -> set[str]:
 
 def test_migration_names_are_unique_and_ordered() -> None:
     assert len(set(ALL_NAMES)) == len(ALL_NAMES)
-    assert ALL_NAMES == sorted(ALL_NAMES)
+    assert sorted(ALL_NAMES) == ALL_NAMES
     assert len(ALL_NAMES) >= 2
 
 
@@ -40,8 +40,15 @@ def test_fresh_database_gets_every_migration(tmp_path: Path) -> None:
     connection = connect(tmp_path / "fresh.sqlite3")
     assert migrate(connection) == ALL_NAMES
     assert applied_migrations(connection) == ALL_NAMES
-    assert {"memory", "chunk", "usage_event", "search_metric", "meta", "memory_fts",
-            "schema_migrations"} <= table_names(connection)
+    assert {
+        "memory",
+        "chunk",
+        "usage_event",
+        "search_metric",
+        "meta",
+        "memory_fts",
+        "schema_migrations",
+    } <= table_names(connection)
 
 
 def test_second_run_applies_nothing_and_changes_nothing(tmp_path: Path) -> None:
@@ -51,8 +58,9 @@ def test_second_run_applies_nothing_and_changes_nothing(tmp_path: Path) -> None:
     recorded = connection.execute("SELECT name, applied_at FROM schema_migrations").fetchall()
     assert migrate(connection) == []
     assert schema_sql(connection) == before
-    assert connection.execute(
-        "SELECT name, applied_at FROM schema_migrations").fetchall() == recorded
+    assert (
+        connection.execute("SELECT name, applied_at FROM schema_migrations").fetchall() == recorded
+    )
 
 
 def test_works_on_a_connection_with_default_transaction_handling(tmp_path: Path) -> None:
@@ -78,7 +86,8 @@ def test_upgrade_keeps_existing_rows(tmp_path: Path) -> None:
     migrate(connection, MIGRATIONS[:1])
     connection.execute(
         "INSERT INTO memory (id, type, title, content, created_at, created_ts, updated_at) "
-        "VALUES ('m1', 'fact', 't', 'c', '2024-01-01T00:00:00+00:00', 0, 'x')")
+        "VALUES ('m1', 'fact', 't', 'c', '2024-01-01T00:00:00+00:00', 0, 'x')"
+    )
     migrate(connection)
     assert connection.execute("SELECT id, content FROM memory").fetchall() == [("m1", "c")]
 
@@ -110,8 +119,12 @@ def test_schema_sql_normalises_whitespace(tmp_path: Path) -> None:
     assert ("t", "CREATE TABLE t ( a INTEGER, b TEXT )") in schema_sql(connection)
 
 
-_AFFINITY = {pw.TextField: "TEXT", pw.FloatField: "REAL", pw.IntegerField: "INTEGER",
-             pw.AutoField: "INTEGER"}
+_AFFINITY = {
+    pw.TextField: "TEXT",
+    pw.FloatField: "REAL",
+    pw.IntegerField: "INTEGER",
+    pw.AutoField: "INTEGER",
+}
 
 
 @pytest.mark.parametrize("model", ALL_MODELS, ids=lambda m: m._meta.table_name)
@@ -119,8 +132,9 @@ def test_models_match_the_migrated_tables(tmp_path: Path, model: type[pw.Model])
     database = open_database(tmp_path / "models.sqlite3")
     try:
         table = model._meta.table_name
-        columns = {row[1]: row for row in
-                   database.execute_sql(f"PRAGMA table_info({table})").fetchall()}
+        columns = {
+            row[1]: row for row in database.execute_sql(f"PRAGMA table_info({table})").fetchall()
+        }
         assert columns, f"table {table} missing"
         fields = {field.column_name: field for field in model._meta.sorted_fields}
         assert set(fields) == set(columns), table

@@ -37,15 +37,33 @@ def test_every_field_round_trips(store: MemoryStore) -> None:
 def test_update_changes_every_field_and_keeps_the_id(store: MemoryStore) -> None:
     store.add(full_memory())
     changes: dict[str, Any] = {
-        "type": "pitfall", "title": "New title", "content": "New content about locks.",
-        "project": "other", "summary": "s2", "compressed": "c2", "index_line": "i2",
-        "tags": ["t2"], "file_refs": ["a/b.py"], "confidence": 0.25, "source": "automatic",
-        "session_id": "s-2", "task_id": "t-2", "role": "r2", "branch": "dev",
-        "scope": "system", "created_at": "2023-01-01T00:00:00+00:00",
-        "valid_from": "2023-01-02T00:00:00+00:00", "valid_to": "2023-01-03T00:00:00+00:00",
-        "last_accessed": "2023-01-04T00:00:00+00:00", "retrieval_count": 50,
-        "citation_count": 40, "ignore_count": 30, "use_count": 20, "supersedes": "s-old",
-        "superseded_by": "s-new", "tier": "cold",
+        "type": "pitfall",
+        "title": "New title",
+        "content": "New content about locks.",
+        "project": "other",
+        "summary": "s2",
+        "compressed": "c2",
+        "index_line": "i2",
+        "tags": ["t2"],
+        "file_refs": ["a/b.py"],
+        "confidence": 0.25,
+        "source": "automatic",
+        "session_id": "s-2",
+        "task_id": "t-2",
+        "role": "r2",
+        "branch": "dev",
+        "scope": "system",
+        "created_at": "2023-01-01T00:00:00+00:00",
+        "valid_from": "2023-01-02T00:00:00+00:00",
+        "valid_to": "2023-01-03T00:00:00+00:00",
+        "last_accessed": "2023-01-04T00:00:00+00:00",
+        "retrieval_count": 50,
+        "citation_count": 40,
+        "ignore_count": 30,
+        "use_count": 20,
+        "supersedes": "s-old",
+        "superseded_by": "s-new",
+        "tier": "cold",
     }
     updated = store.update("full-1", changes)
     loaded = store.get("full-1")
@@ -100,20 +118,29 @@ def test_arbitrary_records_round_trip(tmp_path: Path) -> None:
 
     @given(
         text=st.text(_TEXT, min_size=1, max_size=300).filter(lambda s: s.strip()),
-        words=st.lists(st.text(_TEXT, min_size=1, max_size=20)
-                       .filter(lambda s: s.strip() == s and s), max_size=4),
+        words=st.lists(
+            st.text(_TEXT, min_size=1, max_size=20).filter(lambda s: s.strip() == s and s),
+            max_size=4,
+        ),
         confidence=st.floats(0, 1),
         count=st.integers(0, 2**63 - 1),
-        when=st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1),
-                          timezones=st.just(UTC)),
+        when=st.datetimes(
+            min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
+        ),
     )
     @settings(max_examples=60)
-    def check(text: str, words: list[str], confidence: float, count: int,
-              when: datetime) -> None:
-        memory = make_memory(text, title=text.strip()[:100], tags=words, file_refs=words,
-                             confidence=confidence, use_count=count, summary=text.strip(),
-                             created_at=when.isoformat(),
-                             project=words[0] if words else None)
+    def check(text: str, words: list[str], confidence: float, count: int, when: datetime) -> None:
+        memory = make_memory(
+            text,
+            title=text.strip()[:100],
+            tags=words,
+            file_refs=words,
+            confidence=confidence,
+            use_count=count,
+            summary=text.strip(),
+            created_at=when.isoformat(),
+            project=words[0] if words else None,
+        )
         store.add(memory)
         assert store.get(memory.id) == memory
 
@@ -134,13 +161,14 @@ def test_add_many_stores_all(store: MemoryStore) -> None:
     assert store.fts_row_count() == 30
 
 
-@pytest.mark.parametrize("error", [sqlite3.OperationalError("disk I/O error"),
-                                   RuntimeError("bug in the middle")])
-def test_add_many_is_all_or_nothing(store: MemoryStore, monkeypatch: pytest.MonkeyPatch,
-                                    error: Exception) -> None:
+@pytest.mark.parametrize(
+    "error", [sqlite3.OperationalError("disk I/O error"), RuntimeError("bug in the middle")]
+)
+def test_add_many_is_all_or_nothing(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
     before = store.add(make_memory("already here"))
-    memories = [make_memory(f"batch note {i} " + "padding " * (300 * (i == 1)))
-                for i in range(5)]
+    memories = [make_memory(f"batch note {i} " + "padding " * (300 * (i == 1))) for i in range(5)]
     real = store._index_text
     calls = []
 
@@ -196,7 +224,8 @@ def test_add_many_replace(store: MemoryStore) -> None:
 def test_add_many_skip_existing(store: MemoryStore) -> None:
     old = store.add(make_memory("old zebra", id="a"))
     stored, skipped = store.add_many(
-        [make_memory("new giraffe", id="a"), make_memory("b", id="b")], skip_existing=True)
+        [make_memory("new giraffe", id="a"), make_memory("b", id="b")], skip_existing=True
+    )
     assert [m.id for m in stored] == ["b"] and skipped == ["a"]
     assert store.get("a") == old
     assert store.lexical("giraffe", 5) == []
@@ -212,20 +241,74 @@ def _day(day: int) -> str:
 @pytest.fixture
 def population(store: MemoryStore) -> dict[str, Memory]:
     specs: list[dict[str, Any]] = [
-        dict(id="hot-a", project="a", type="fact", tags=["db"], created_at=_day(1),
-             tier="hot", confidence=0.9, session_id="s1"),
-        dict(id="warm-a", project="a", type="decision", tags=["db", "perf"],
-             created_at=_day(2), tier="warm", confidence=0.5, session_id="s2"),
-        dict(id="cold-a", project="a", type="pitfall", tags=["perf"], created_at=_day(3),
-             tier="cold", confidence=0.3),
-        dict(id="arch-b", project="b", type="fact", tags=[], created_at=_day(4),
-             tier="archived", confidence=0.1, session_id="s1"),
-        dict(id="warm-b", project="b", type="fix", tags=["ui"], created_at=_day(5),
-             tier="warm", confidence=0.7),
-        dict(id="super-a", project="a", type="fact", tags=["db"], created_at=_day(6),
-             tier="warm", confidence=0.6, superseded_by="warm-a"),
-        dict(id="none", project=None, type="lesson", tags=["db"], created_at=_day(7),
-             tier="hot", confidence=0.2, session_id="s2"),
+        dict(
+            id="hot-a",
+            project="a",
+            type="fact",
+            tags=["db"],
+            created_at=_day(1),
+            tier="hot",
+            confidence=0.9,
+            session_id="s1",
+        ),
+        dict(
+            id="warm-a",
+            project="a",
+            type="decision",
+            tags=["db", "perf"],
+            created_at=_day(2),
+            tier="warm",
+            confidence=0.5,
+            session_id="s2",
+        ),
+        dict(
+            id="cold-a",
+            project="a",
+            type="pitfall",
+            tags=["perf"],
+            created_at=_day(3),
+            tier="cold",
+            confidence=0.3,
+        ),
+        dict(
+            id="arch-b",
+            project="b",
+            type="fact",
+            tags=[],
+            created_at=_day(4),
+            tier="archived",
+            confidence=0.1,
+            session_id="s1",
+        ),
+        dict(
+            id="warm-b",
+            project="b",
+            type="fix",
+            tags=["ui"],
+            created_at=_day(5),
+            tier="warm",
+            confidence=0.7,
+        ),
+        dict(
+            id="super-a",
+            project="a",
+            type="fact",
+            tags=["db"],
+            created_at=_day(6),
+            tier="warm",
+            confidence=0.6,
+            superseded_by="warm-a",
+        ),
+        dict(
+            id="none",
+            project=None,
+            type="lesson",
+            tags=["db"],
+            created_at=_day(7),
+            tier="hot",
+            confidence=0.2,
+            session_id="s2",
+        ),
     ]
     memories = {s["id"]: make_memory(f"content of {s['id']}", **s) for s in specs}
     store.add_many(list(memories.values()))
@@ -235,41 +318,88 @@ def population(store: MemoryStore) -> dict[str, Memory]:
 FILTER_CASES: list[tuple[str, MemoryFilter, set[str]]] = [
     ("standard-default", MemoryFilter(), {"hot-a", "warm-a", "warm-b", "none"}),
     ("reflexive", MemoryFilter(mode=RetrievalMode.REFLEXIVE), {"hot-a", "none"}),
-    ("deep", MemoryFilter(mode=RetrievalMode.DEEP),
-     {"hot-a", "warm-a", "cold-a", "warm-b", "super-a", "none"}),
-    ("exhaustive", MemoryFilter(mode=RetrievalMode.EXHAUSTIVE),
-     {"hot-a", "warm-a", "cold-a", "arch-b", "warm-b", "super-a", "none"}),
-    ("everything", MemoryFilter.everything(),
-     {"hot-a", "warm-a", "cold-a", "arch-b", "warm-b", "super-a", "none"}),
-    ("project", MemoryFilter(project="a", mode=RetrievalMode.EXHAUSTIVE),
-     {"hot-a", "warm-a", "cold-a", "super-a"}),
-    ("types", MemoryFilter(types=(MemoryType.FACT, MemoryType.FIX),
-                           mode=RetrievalMode.EXHAUSTIVE),
-     {"hot-a", "arch-b", "warm-b", "super-a"}),
-    ("tags-any", MemoryFilter(tags=("perf", "ui"), mode=RetrievalMode.EXHAUSTIVE),
-     {"warm-a", "cold-a", "warm-b"}),
-    ("created-after", MemoryFilter(created_after=datetime(2024, 1, 5, 12, tzinfo=UTC),
-                                   mode=RetrievalMode.EXHAUSTIVE),
-     {"warm-b", "super-a", "none"}),
-    ("created-before", MemoryFilter(created_before=datetime(2024, 1, 3, 12, tzinfo=UTC),
-                                    mode=RetrievalMode.EXHAUSTIVE), {"hot-a", "warm-a"}),
-    ("window", MemoryFilter(created_after=datetime(2024, 1, 2, tzinfo=UTC),
-                            created_before=datetime(2024, 1, 4, tzinfo=UTC),
-                            mode=RetrievalMode.EXHAUSTIVE), {"warm-a", "cold-a"}),
-    ("exclude-session", MemoryFilter(exclude_session="s1", mode=RetrievalMode.EXHAUSTIVE),
-     {"warm-a", "cold-a", "warm-b", "super-a", "none"}),
-    ("min-confidence", MemoryFilter(min_confidence=0.6, mode=RetrievalMode.EXHAUSTIVE),
-     {"hot-a", "warm-b", "super-a"}),
+    (
+        "deep",
+        MemoryFilter(mode=RetrievalMode.DEEP),
+        {"hot-a", "warm-a", "cold-a", "warm-b", "super-a", "none"},
+    ),
+    (
+        "exhaustive",
+        MemoryFilter(mode=RetrievalMode.EXHAUSTIVE),
+        {"hot-a", "warm-a", "cold-a", "arch-b", "warm-b", "super-a", "none"},
+    ),
+    (
+        "everything",
+        MemoryFilter.everything(),
+        {"hot-a", "warm-a", "cold-a", "arch-b", "warm-b", "super-a", "none"},
+    ),
+    (
+        "project",
+        MemoryFilter(project="a", mode=RetrievalMode.EXHAUSTIVE),
+        {"hot-a", "warm-a", "cold-a", "super-a"},
+    ),
+    (
+        "types",
+        MemoryFilter(types=(MemoryType.FACT, MemoryType.FIX), mode=RetrievalMode.EXHAUSTIVE),
+        {"hot-a", "arch-b", "warm-b", "super-a"},
+    ),
+    (
+        "tags-any",
+        MemoryFilter(tags=("perf", "ui"), mode=RetrievalMode.EXHAUSTIVE),
+        {"warm-a", "cold-a", "warm-b"},
+    ),
+    (
+        "created-after",
+        MemoryFilter(
+            created_after=datetime(2024, 1, 5, 12, tzinfo=UTC), mode=RetrievalMode.EXHAUSTIVE
+        ),
+        {"warm-b", "super-a", "none"},
+    ),
+    (
+        "created-before",
+        MemoryFilter(
+            created_before=datetime(2024, 1, 3, 12, tzinfo=UTC), mode=RetrievalMode.EXHAUSTIVE
+        ),
+        {"hot-a", "warm-a"},
+    ),
+    (
+        "window",
+        MemoryFilter(
+            created_after=datetime(2024, 1, 2, tzinfo=UTC),
+            created_before=datetime(2024, 1, 4, tzinfo=UTC),
+            mode=RetrievalMode.EXHAUSTIVE,
+        ),
+        {"warm-a", "cold-a"},
+    ),
+    (
+        "exclude-session",
+        MemoryFilter(exclude_session="s1", mode=RetrievalMode.EXHAUSTIVE),
+        {"warm-a", "cold-a", "warm-b", "super-a", "none"},
+    ),
+    (
+        "min-confidence",
+        MemoryFilter(min_confidence=0.6, mode=RetrievalMode.EXHAUSTIVE),
+        {"hot-a", "warm-b", "super-a"},
+    ),
     ("ids", MemoryFilter(ids=("hot-a", "arch-b", "nope")), {"hot-a"}),
-    ("combined", MemoryFilter(project="a", tags=("db",), min_confidence=0.55,
-                              mode=RetrievalMode.DEEP), {"hot-a", "super-a"}),
+    (
+        "combined",
+        MemoryFilter(project="a", tags=("db",), min_confidence=0.55, mode=RetrievalMode.DEEP),
+        {"hot-a", "super-a"},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "flt", "expected"), FILTER_CASES,
-                         ids=[case[0] for case in FILTER_CASES])
-def test_filters(store: MemoryStore, population: dict[str, Memory], name: str,
-                 flt: MemoryFilter, expected: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("name", "flt", "expected"), FILTER_CASES, ids=[case[0] for case in FILTER_CASES]
+)
+def test_filters(
+    store: MemoryStore,
+    population: dict[str, Memory],
+    name: str,
+    flt: MemoryFilter,
+    expected: set[str],
+) -> None:
     assert {m.id for m in store.query(flt)} == expected
     assert store.count(flt) == len(expected)
     assert set(store.filter_ids(list(population), flt)) == expected
@@ -302,20 +432,25 @@ def test_iter_all_reads_everything_in_batches(store: MemoryStore) -> None:
 
 def fts_rows(store: MemoryStore, memory_id: str) -> int:
     row = store.database.execute_sql(
-        "SELECT count(*) FROM memory_fts WHERE memory_id = ?", (memory_id,)).fetchone()
+        "SELECT count(*) FROM memory_fts WHERE memory_id = ?", (memory_id,)
+    ).fetchone()
     return int(row[0])
 
 
-@pytest.mark.parametrize(("field", "value", "query"), [
-    ("title", "Kangaroo deployment", "kangaroo"),
-    ("content", "the kangaroo service restarts nightly", "kangaroo"),
-    ("tags", ["kangaroo"], "kangaroo"),
-    ("file_refs", ["src/kangaroo/boot.py"], "kangaroo"),
-    ("content", "calls refund_payment_now when asked", "payment"),
-    ("content", "Retrying payments", "retried payment"),  # porter stemming
-])
-def test_lexical_finds_by_each_text_field(store: MemoryStore, field: str, value: Any,
-                                          query: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "value", "query"),
+    [
+        ("title", "Kangaroo deployment", "kangaroo"),
+        ("content", "the kangaroo service restarts nightly", "kangaroo"),
+        ("tags", ["kangaroo"], "kangaroo"),
+        ("file_refs", ["src/kangaroo/boot.py"], "kangaroo"),
+        ("content", "calls refund_payment_now when asked", "payment"),
+        ("content", "Retrying payments", "retried payment"),  # porter stemming
+    ],
+)
+def test_lexical_finds_by_each_text_field(
+    store: MemoryStore, field: str, value: Any, query: str
+) -> None:
     store.add(make_memory("an unrelated note about weather", id="other"))
     fields = {"content": "plain words"} | {field: value}
     target = store.add(make_memory(id="target", **fields))
@@ -356,8 +491,9 @@ def test_fts_query() -> None:
 
 
 def test_long_memory_is_chunked_and_each_chunk_is_searchable(store: MemoryStore) -> None:
-    body = "\n\n".join(f"Paragraph {i} talks about topic{i} in detail. " + "filler " * 120
-                       for i in range(12))
+    body = "\n\n".join(
+        f"Paragraph {i} talks about topic{i} in detail. " + "filler " * 120 for i in range(12)
+    )
     memory = store.add(make_memory(body, id="long"))
     chunks = store.chunks("long")
     assert len(chunks) > 1
@@ -419,8 +555,7 @@ def test_phrase_candidates(store: MemoryStore) -> None:
     store.add(make_memory("we call refund_payment here", id="exact", project="p"))
     store.add(make_memory("payment of a refund", id="reversed", project="p"))
     store.add(make_memory("refund payment in q", id="other-project", project="q"))
-    assert set(store.phrase_candidates("refund_payment", 10, None)) == {"exact",
-                                                                        "other-project"}
+    assert set(store.phrase_candidates("refund_payment", 10, None)) == {"exact", "other-project"}
     assert store.phrase_candidates("refund_payment", 10, "p") == ["exact"]
     assert store.phrase_candidates("___", 10, None) == []
 

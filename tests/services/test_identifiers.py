@@ -1,0 +1,179 @@
+"""Code identifiers: which ones a query names, and whether a text mentions one."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.identifiers import matches_file_ref, mentions, query_identifiers
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_ALNUM = _LOWER + "0123456789"
+
+camel = st.builds(
+    lambda head, tails: head + "".join(tails),
+    st.text(_LOWER, min_size=1, max_size=8),
+    st.lists(
+        st.builds(
+            lambda c, rest: c + rest, st.sampled_from(_LOWER.upper()), st.text(_ALNUM, max_size=6)
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+pascal = st.builds(
+    lambda a, b, c: a.upper() + b + c,
+    st.sampled_from(_LOWER),
+    st.text(_ALNUM, min_size=1, max_size=6),
+    camel,
+)
+snake = st.builds(
+    lambda head, parts: head + "".join("_" + p for p in parts),
+    st.text(_ALNUM, min_size=1, max_size=6).filter(lambda s: s[0].isalpha()),
+    st.lists(st.text(_ALNUM, min_size=1, max_size=6), min_size=1, max_size=3),
+)
+screaming = snake.map(str.upper)
+dotted = st.builds(
+    lambda head, parts: head + "".join("." + p for p in parts),
+    st.text(_LOWER + "_", min_size=1, max_size=6),
+    st.lists(st.text(_LOWER, min_size=1, max_size=6), min_size=1, max_size=3),
+)
+path = st.builds(
+    lambda dirs, name, ext: "/".join([*dirs, f"{name}.{ext}"]),
+    st.lists(st.text(_ALNUM + "_-", min_size=1, max_size=8), min_size=1, max_size=4),
+    st.text(_ALNUM + "_", min_size=1, max_size=8),
+    st.sampled_from(["py", "ts", "rs"]),
+)
+call_name = st.text(_LOWER + "_", min_size=2, max_size=10)
+filler = st.lists(st.text(_LOWER, min_size=1, max_size=8), max_size=6).map(" ".join)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("why does `refund` fail", ["refund"]),
+        ("what calls getUserById", ["getUserById"]),
+        ("where is HttpClient built", ["HttpClient"]),
+        ("is refund_payment idempotent", ["refund_payment"]),
+        ("raise MAX_RETRIES to 5", ["MAX_RETRIES"]),
+        ("os.path.join behaviour", ["os.path.join"]),
+        ("bug in refunds.py", ["refunds.py"]),
+        ("look at src/app/main.py please", ["src/app/main.py"]),
+        ("the `fooBar baz` span", ["fooBar"]),
+        ("version 1.2.3 of x", []),
+        ("what does compute( return", ["compute"]),
+        ("the `my-thing` flag", ["my-thing"]),
+        ("the my-thing flag", []),
+        ("plain words only. Nothing Here", []),
+        ("`getUser` and getUser and getUser()", ["getUser"]),
+    ],
+)
+def test_examples(query: str, expected: list[str]) -> None:
+    found = query_identifiers(query)
+    assert found == expected
+
+
+@given(
+    kind=st.sampled_from(
+        ["camel", "pascal", "snake", "screaming", "dotted", "path", "call", "backticked"]
+    ),
+    data=st.data(),
+    before=filler,
+    after=filler,
+)
+@settings(max_examples=300)
+def test_each_kind_is_found_in_any_sentence(
+    kind: str, data: st.DataObject, before: str, after: str
+) -> None:
+    strategy = {
+        "camel": camel,
+        "pascal": pascal,
+        "snake": snake,
+        "screaming": screaming,
+        "dotted": dotted,
+        "path": path,
+        "call": call_name,
+        "backticked": st.text(_ALNUM + "-_:", min_size=2, max_size=12).filter(
+            lambda s: s[0].isalpha() and s[-1].isalnum()
+        ),
+    }[kind]
+    identifier = data.draw(strategy)
+    shown = {"call": f"{identifier}(x)", "backticked": f"`{identifier}`"}.get(kind, identifier)
+    query = f"{before} {shown} {after}".strip()
+    assert identifier in query_identifiers(query), query
+
+
+@given(st.text(max_size=300))
+@settings(max_examples=300)
+def test_results_are_unique_non_empty_substrings(query: str) -> None:
+    found = query_identifiers(query)
+    assert len(found) == len(set(found))
+    for identifier in found:
+        assert identifier.strip() == identifier and len(identifier) >= 2
+        assert identifier in query
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["getUser", "refund_payment", "os.path", "a/b/c.py", "`x-y`", "run(", "word"]
+        ),
+        max_size=12,
+    )
+)
+def test_repeated_identifiers_come_once_in_first_order(parts: list[str]) -> None:
+    found = query_identifiers(" ".join(parts))
+    assert len(found) == len(set(found))
+    positions = [" ".join(parts).find(f) for f in found]
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize(
+    ("text", "identifier", "expected"),
+    [
+        ("the refund worker", "refund", True),
+        ("issue_refunds are slow", "refund", False),
+        ("issue_refund is slow", "refund", False),
+        ("refunds pile up", "refund", False),
+        ("call refund() now", "refund", True),
+        ("refund.", "refund", True),
+        ("prerefund", "refund", False),
+        ("uses os.path.join", "os.path", True),
+        ("see src/refunds.py", "refunds.py", True),
+        ("see src/refunds.pyc", "refunds.py", False),
+        ("a+b (regex chars)", "a+b", True),
+    ],
+)
+def test_mentions_examples(text: str, identifier: str, expected: bool) -> None:
+    assert mentions(text, identifier) is expected
+
+
+@given(
+    identifier=st.text("abcdefghijklm", min_size=1, max_size=10),
+    before=st.text("nopq0_ -.()/", max_size=5),
+    after=st.text("nopq0_ -.()/", max_size=5),
+)
+@settings(max_examples=300)
+def test_mentions_respects_token_boundaries(identifier: str, before: str, after: str) -> None:
+    text = before + identifier + after
+    glued = (before[-1:].isalnum() or before[-1:] == "_") or (
+        after[:1].isalnum() or after[:1] == "_"
+    )
+    assert mentions(text, identifier) is (not glued)
+
+
+@pytest.mark.parametrize(
+    ("identifier", "refs", "expected"),
+    [
+        ("services/store.py", ["services/store.py"], True),
+        ("store.py", ["services/store.py"], True),
+        ("ore.py", ["services/store.py"], False),
+        ("services/store.py", ["services/*.py"], True),
+        ("app/main.py", ["services/*.py"], False),
+        ("store", ["store"], False),  # not path-like
+        ("store.py", [], False),
+    ],
+)
+def test_matches_file_ref(identifier: str, refs: list[str], expected: bool) -> None:
+    assert matches_file_ref(identifier, refs) is expected

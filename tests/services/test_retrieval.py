@@ -1,0 +1,307 @@
+"""Hybrid retrieval over real SQLite + real local Chroma with the fake HashEmbedder:
+finds by meaning, words and identifiers, filters, degrades gracefully and measures."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.composition import open_engram
+from services.db import SearchMetricRow
+from services.filters import MemoryFilter
+from services.metrics import SearchMetrics, SearchMetricsLog
+from services.retrieval import RetrieverKind, SearchResponse
+from services.types import MemoryType, RetrievalMode
+from tests.fakes import BrokenEmbedder, HashEmbedder
+from tests.services.conftest import close_engram
+
+CORPUS: list[dict[str, Any]] = [
+    {
+        "id": "refund",
+        "type": "fix",
+        "project": "shop",
+        "content": "The refund worker retries failed payments with exponential backoff.",
+    },
+    {
+        "id": "wal",
+        "type": "decision",
+        "project": "shop",
+        "content": "SQLite runs in WAL mode so readers never block the single writer.",
+    },
+    {
+        "id": "naming",
+        "type": "convention",
+        "project": "shop",
+        "content": "Python modules use snake case names and short docstrings.",
+    },
+    {
+        "id": "ident",
+        "type": "pitfall",
+        "project": "shop",
+        "file_refs": ["billing/refunds.py"],
+        "content": "Only the billing service may call refund_payment(); it is not idempotent.",
+    },
+    {
+        "id": "deploy",
+        "type": "workflow",
+        "project": "ops",
+        "tags": ["release"],
+        "content": "Deploys go out on Tuesdays after the smoke tests pass on staging.",
+    },
+    {
+        "id": "cold",
+        "type": "fact",
+        "project": "shop",
+        "tier": "cold",
+        "content": "The legacy ledger lives on the mainframe and syncs nightly.",
+    },
+    {
+        "id": "old",
+        "type": "fact",
+        "project": "shop",
+        "superseded_by": "wal",
+        "content": "SQLite used the rollback journal before WAL mode was enabled.",
+    },
+]
+
+
+@pytest.fixture
+def loaded(engram: Any) -> Any:
+    for data in CORPUS:
+        engram.service.add(dict(data))
+    return engram
+
+
+def ids(response: SearchResponse) -> list[str]:
+    return [r.memory.id for r in response.results]
+
+
+def test_hybrid_finds_by_meaning_words_and_identifier(loaded: Any) -> None:
+    by_meaning = loaded.service.search("exponential backoff for payments", kind=RetrieverKind.DENSE)
+    assert ids(by_meaning)[0] == "refund"
+    by_words = loaded.service.search("staging smoke tests")
+    assert ids(by_words)[0] == "deploy"
+    by_identifier = loaded.service.search("who may use refund_payment")
+    top = by_identifier.results[0]
+    assert top.memory.id == "ident"
+    assert top.breakdown.matched_identifiers == ("refund_payment",)
+    assert top.breakdown.identifier == 1.0
+    assert "identifier" in top.breakdown.sources
+    by_file = loaded.service.search("problems in refunds.py")
+    assert by_file.results[0].memory.id == "ident"
+    assert "refunds.py" in by_file.results[0].breakdown.matched_identifiers
+
+
+def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
+    weights = loaded.retriever.weights
+    response = loaded.service.search("WAL mode readers writer design decision", limit=10)
+    assert response.results and response.flags == []
+    for result in response.results:
+        b = result.breakdown
+        assert 0.0 <= b.dense <= 1.0 + 1e-6 and 0.0 <= b.lexical <= 1.0
+        assert 0.0 <= b.identifier <= 1.0 and b.intent in (0.0, 1.0)
+        expected = (
+            weights.dense * b.dense
+            + weights.lexical * b.lexical
+            + weights.identifier * b.identifier
+            + weights.intent * b.intent
+        )
+        assert result.score == pytest.approx(expected)
+        assert b.sources and set(b.sources) <= {"dense", "lexical", "identifier"}
+    assert response.results[0].memory.id == "wal"
+    assert response.results[0].breakdown.intent == 1.0  # "decision" asks for decisions
+    assert max(r.breakdown.lexical for r in response.results) == 1.0  # normalised
+    scores = [r.score for r in response.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_lexical_only_candidates_get_their_dense_similarity(loaded: Any) -> None:
+    response = loaded.service.search("mainframe", MemoryFilter(mode=RetrievalMode.DEEP))
+    (result,) = [r for r in response.results if r.memory.id == "cold"]
+    assert result.breakdown.lexical == 1.0
+    assert result.breakdown.dense > 0.0
+
+
+def test_modes(loaded: Any) -> None:
+    dense = loaded.service.search("WAL mode readers", kind=RetrieverKind.DENSE)
+    assert dense.results and all(r.breakdown.lexical == 0.0 for r in dense.results)
+    assert all(r.score == r.breakdown.dense for r in dense.results)
+    assert dense.metrics.lexical_count == 0 and dense.metrics.dense_count > 0
+    lexical = loaded.service.search("WAL mode readers", kind=RetrieverKind.LEXICAL)
+    assert lexical.results[0].memory.id == "wal"
+    assert all(r.breakdown.dense == 0.0 for r in lexical.results)
+    assert all(r.score == r.breakdown.lexical for r in lexical.results)
+    assert lexical.metrics.dense_count == 0 and lexical.metrics.embed_ms == 0.0
+    assert ids(loaded.service.search("zzzunknownword", kind=RetrieverKind.LEXICAL)) == []
+    hybrid = loaded.service.search("WAL mode readers")
+    assert hybrid.metrics.dense_count > 0 and hybrid.metrics.lexical_count > 0
+
+
+def test_limit(loaded: Any) -> None:
+    assert len(loaded.service.search("the", limit=2, kind=RetrieverKind.DENSE).results) == 2
+
+
+def test_results_are_one_per_memory(engram: Any) -> None:
+    body = "\n\n".join(
+        f"Kiwi section {i}: kiwi growers prune kiwi vines. " + "filler " * 150 for i in range(10)
+    )
+    memory = engram.service.add({"content": body, "title": "Kiwi handbook"})
+    engram.service.add({"content": "A short kiwi note."})
+    assert len(engram.store.chunks(memory.id)) > 3
+    for kind in RetrieverKind:
+        response = engram.service.search("kiwi growers prune vines", kind=kind)
+        assert len(ids(response)) == len(set(ids(response))) == 2, kind
+    hybrid = engram.service.search("kiwi section 9")
+    best = next(r for r in hybrid.results if r.memory.id == memory.id)
+    assert best.breakdown.best_chunk >= 0
+    assert "section 9" in engram.store.chunks(memory.id)[best.breakdown.best_chunk].text.lower()
+
+
+@pytest.mark.parametrize(
+    ("flt", "allowed"),
+    [
+        (MemoryFilter(project="ops"), {"deploy"}),
+        (MemoryFilter(project="shop"), {"refund", "wal", "naming", "ident"}),
+        (MemoryFilter(types=(MemoryType.DECISION, MemoryType.FACT)), {"wal"}),
+        (MemoryFilter(tags=("release",)), {"deploy"}),
+        (MemoryFilter(mode=RetrievalMode.REFLEXIVE), set()),
+        (
+            MemoryFilter(mode=RetrievalMode.DEEP),
+            {"refund", "wal", "naming", "ident", "deploy", "cold", "old"},
+        ),
+        (MemoryFilter(min_confidence=0.6), set()),
+    ],
+)
+@pytest.mark.parametrize("kind", list(RetrieverKind))
+def test_filters_apply_to_every_retriever(
+    loaded: Any, flt: MemoryFilter, allowed: set[str], kind: RetrieverKind
+) -> None:
+    query = (
+        "SQLite WAL journal refund payments snake case deploys staging ledger "
+        "mainframe refund_payment"
+    )
+    found = set(ids(loaded.service.search(query, flt, limit=50, kind=kind)))
+    assert found <= allowed
+    if kind is not RetrieverKind.DENSE or flt.project is not None:
+        assert found == allowed
+
+
+def test_record_retrieval_bumps_counters(loaded: Any) -> None:
+    response = loaded.service.search("refund worker", limit=1, record_retrieval=True)
+    (top,) = response.results
+    after = loaded.store.get(top.memory.id)
+    assert after.retrieval_count == 1 and after.last_accessed is not None
+    loaded.service.search("refund worker", limit=1)
+    assert loaded.store.get(top.memory.id).retrieval_count == 1
+
+
+# --- fallbacks --------------------------------------------------------------------------------
+
+
+def test_broken_embedder_falls_back_to_lexical_and_catches_up_later(data_dir: Path) -> None:
+    broken = open_engram(data_dir, embedder=BrokenEmbedder())
+    try:
+        memory = broken.service.add({"content": "Quokkas nap in the afternoon shade."})
+        assert broken.store.get(memory.id) == memory  # stored despite the embedder
+        assert broken.store.pending_count("test-hash") == 1
+        response = broken.service.search("quokkas shade")
+        assert ids(response) == [memory.id]
+        assert {"embedder_unavailable", "fallback_lexical"} <= set(response.flags)
+        result = response.results[0]
+        assert result.breakdown.dense == 0.0 and result.breakdown.sources == ("lexical",)
+        assert result.score == pytest.approx(broken.retriever.weights.lexical)
+        dense = broken.service.search("quokkas", kind=RetrieverKind.DENSE)
+        assert dense.results == [] and "embedder_unavailable" in dense.flags
+        assert broken.indexer.process_pending() == 0  # still broken: stays queued
+        assert broken.store.pending_count("test-hash") == 1
+        flags = [json.loads(row.flags) for row in SearchMetricRow.select()]
+        assert ["embedder_unavailable", "fallback_lexical"] in flags
+    finally:
+        close_engram(broken)
+
+    fixed = open_engram(data_dir, embedder=HashEmbedder())
+    try:
+        assert fixed.indexer.process_pending() == 1
+        assert fixed.store.pending_count("test-hash") == 0
+        response = fixed.service.search("quokkas afternoon", kind=RetrieverKind.DENSE)
+        assert ids(response) == [memory.id] and response.flags == []
+        assert fixed.service.search("quokkas").flags == []
+    finally:
+        close_engram(fixed)
+
+
+def test_dropped_fts_falls_back_to_dense(loaded: Any, data_dir: Path) -> None:
+    loaded.store.database.execute_sql("DROP TABLE memory_fts")
+    response = loaded.service.search("exponential backoff payments")
+    assert "fts_unavailable" in response.flags
+    assert ids(response)[0] == "refund"
+    assert all(r.breakdown.lexical == 0.0 for r in response.results)
+    assert all("lexical" not in r.breakdown.sources for r in response.results)
+    lexical = loaded.service.search("refund", kind=RetrieverKind.LEXICAL)
+    assert lexical.results == [] and "fts_unavailable" in lexical.flags
+    # writes still work without the lexical index
+    added = loaded.service.add({"content": "Narwhals are whales with a tusk."})
+    assert ids(loaded.service.search("narwhals tusk", kind=RetrieverKind.DENSE))[0] == added.id
+    # and a rebuild brings the lexical side back
+    assert loaded.store.rebuild_fts() == len(CORPUS) + 1
+    response = loaded.service.search("narwhals tusk")
+    assert response.flags == [] and ids(response)[0] == added.id
+    assert "lexical" in response.results[0].breakdown.sources
+
+
+# --- metrics ------------------------------------------------------------------------------------
+
+
+def test_search_metrics_are_recorded_and_summarised(loaded: Any) -> None:
+    before = SearchMetricRow.select().count()
+    loaded.service.search("refund payments")
+    loaded.service.search("WAL", kind=RetrieverKind.LEXICAL)
+    loaded.service.search("nothing matches zzzqqq", kind=RetrieverKind.LEXICAL)
+    rows = list(SearchMetricRow.select().order_by(SearchMetricRow.id))[before:]
+    assert [r.retriever for r in rows] == ["hybrid", "lexical", "lexical"]
+    assert [r.query_chars for r in rows] == [15, 3, 22]
+    assert rows[0].dense_count > 0 and rows[0].top_similarity is not None
+    assert rows[0].total_ms >= rows[0].embed_ms >= 0
+    assert rows[2].result_count == 0
+    summary = loaded.metrics.summary()
+    assert summary["searches"] == before + 3
+    assert summary["by_retriever"]["lexical"] == 2
+    assert summary["empty_searches"] >= 1
+    assert summary["latency_ms"]["p95"] >= summary["latency_ms"]["p50"] > 0
+    assert summary["results_mean"]["returned"] > 0
+    assert 0 < summary["top_similarity_mean"] <= 1.0
+    columns = {c.name for c in loaded.store.database.get_columns("search_metric")}
+    assert "query" not in columns  # no query text is stored
+
+
+def test_summary_of_nothing(engram: Any) -> None:
+    summary = engram.metrics.summary(days=7)
+    assert summary["searches"] == 0 and summary["days"] == 7
+    assert summary["latency_ms"]["p50"] == 0.0 and summary["top_similarity_mean"] is None
+
+
+def test_metrics_older_than_the_retention_are_pruned(engram: Any) -> None:
+    now = datetime.now(UTC)
+
+    def row(age_days: float) -> None:
+        values = dict(SearchMetrics("hybrid", "standard", 5).__dict__, flags="[]")
+        SearchMetricRow.insert(at=(now - timedelta(days=age_days)).isoformat(), **values).execute()
+
+    row(45)
+    row(31)
+    row(29)
+    row(1)
+    assert SearchMetricRow.select().count() == 4
+    log = SearchMetricsLog(retention_days=30)
+    log.record(SearchMetrics("lexical", "standard", 3))
+    ages = sorted(
+        round((now - datetime.fromisoformat(r.at)) / timedelta(days=1))
+        for r in SearchMetricRow.select()
+    )
+    assert ages == [0, 1, 29]
+    assert log.summary()["searches"] == 3
+    assert log.summary(days=2)["searches"] == 2
