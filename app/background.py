@@ -49,7 +49,10 @@ def spawn_background_embedder(data_dir: Path) -> bool:
     log = open(data_dir / LOG_FILE, "ab")  # noqa: SIM115  (handed to the child)
     subprocess.Popen(
         [sys.executable, "-m", "app.cli", "--data-dir", str(data_dir), "embed", "--quiet"],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
         env={**os.environ, "ENGRAM_BACKGROUND": "1"},
     )
     log.close()

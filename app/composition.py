@@ -33,8 +33,12 @@ DATABASE_FILE = "engram.sqlite3"
 CHROMA_FOLDER = "chroma"
 
 
-EMBEDDER_KEYS = ("embedder.provider", "embedder.gguf_path", "embedder.openai_url",
-                 "embedder.openai_model")
+EMBEDDER_KEYS = (
+    "embedder.provider",
+    "embedder.gguf_path",
+    "embedder.openai_url",
+    "embedder.openai_model",
+)
 
 
 def embedder_config(settings: Settings) -> dict[str, str]:
@@ -51,9 +55,11 @@ def build_embedder(config: dict[str, str]) -> Embedder:
     if provider == "openai":
         from services.embeddings.openai_http import OpenAIEmbedder
 
-        return OpenAIEmbedder(config.get("embedder.openai_url", ""),
-                              config.get("embedder.openai_model", ""),
-                              api_key=get_api_key("embedder.openai"))
+        return OpenAIEmbedder(
+            config.get("embedder.openai_url", ""),
+            config.get("embedder.openai_model", ""),
+            api_key=get_api_key("embedder.openai"),
+        )
     from services.embeddings.onnx_minilm import OnnxMiniLMEmbedder
 
     return OnnxMiniLMEmbedder()
@@ -93,17 +99,24 @@ class Engram:
         return self.indexer.reconcile()
 
     def close(self) -> None:
+        self.vectors.close()
         self.store.close()
 
 
-def open_engram(data_dir: Path, embedder: Embedder | None = None,
-                settings: Settings | None = None, serving: Embedder | None = None) -> Engram:
+def open_engram(
+    data_dir: Path,
+    embedder: Embedder | None = None,
+    settings: Settings | None = None,
+    serving: Embedder | None = None,
+) -> Engram:
     """Build the services. `embedder` replaces the configured model and `serving` the
     model of the existing vectors (tests use fast fakes for both)."""
     settings = settings or Settings(data_dir / SETTINGS_FILE)
-    store = MemoryStore(data_dir / DATABASE_FILE,
-                        busy_timeout_ms=settings.get("store.busy_timeout_ms"),
-                        max_chunk_tokens=settings.get("chunking.max_tokens"))
+    store = MemoryStore(
+        data_dir / DATABASE_FILE,
+        busy_timeout_ms=settings.get("store.busy_timeout_ms"),
+        max_chunk_tokens=settings.get("chunking.max_tokens"),
+    )
     vectors = build_vectors(settings, data_dir)
     config = embedder_config(settings)
     target_config = json.dumps(config, sort_keys=True)
@@ -120,16 +133,22 @@ def open_engram(data_dir: Path, embedder: Embedder | None = None,
         if serving is not None and serving.model_id == active:
             embedder = serving
         else:
-            log.warning("the vectors were made by %s, which cannot be rebuilt from the "
-                        "settings; they will be replaced", active)
+            log.warning(
+                "the vectors were made by %s, which cannot be rebuilt from the "
+                "settings; they will be replaced",
+                active,
+            )
     indexer = Indexer(store, vectors, embedder)
     metrics = SearchMetricsLog(settings.get("metrics.retention_days"))
-    weights = Weights(settings.get("retrieval.weight_dense"),
-                      settings.get("retrieval.weight_lexical"),
-                      settings.get("retrieval.weight_identifier"),
-                      settings.get("retrieval.weight_intent"))
-    retriever = HybridRetriever(store, vectors, embedder, weights,
-                                settings.get("retrieval.candidates"), metrics)
+    weights = Weights(
+        settings.get("retrieval.weight_dense"),
+        settings.get("retrieval.weight_lexical"),
+        settings.get("retrieval.weight_identifier"),
+        settings.get("retrieval.weight_intent"),
+    )
+    retriever = HybridRetriever(
+        store, vectors, embedder, weights, settings.get("retrieval.candidates"), metrics
+    )
     policy = LifecyclePolicy(
         use_boost=settings.get("lifecycle.use_boost"),
         confidence_max=settings.get("lifecycle.confidence_max"),
@@ -141,5 +160,17 @@ def open_engram(data_dir: Path, embedder: Embedder | None = None,
     )
     lifecycle = Lifecycle(store, policy)
     service = MemoryService(store, indexer, retriever, lifecycle)
-    return Engram(data_dir, settings, store, vectors, embedder, target, target_config,
-                  indexer, retriever, lifecycle, metrics, service)
+    return Engram(
+        data_dir,
+        settings,
+        store,
+        vectors,
+        embedder,
+        target,
+        target_config,
+        indexer,
+        retriever,
+        lifecycle,
+        metrics,
+        service,
+    )

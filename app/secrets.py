@@ -30,4 +30,5 @@ def set_api_key(name: str, value: str) -> None:
     except KeyringError as error:
         raise EnvironmentProblem(
             f"no usable system keyring to store the key ({error}); Engram never writes "
-            "API keys to files") from None
+            "API keys to files"
+        ) from None

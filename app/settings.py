@@ -55,7 +55,8 @@ class Setting:
                 value = str(raw).strip()
         except (TypeError, ValueError):
             raise UserInputError(
-                f"{self.key}: {raw!r} is not a valid {self.type.__name__}") from None
+                f"{self.key}: {raw!r} is not a valid {self.type.__name__}"
+            ) from None
         if self.choices and value not in self.choices:
             raise UserInputError(f"{self.key}: {value!r} is not one of {', '.join(self.choices)}")
         if self.minimum is not None and value < self.minimum:
@@ -66,53 +67,140 @@ class Setting:
 
 
 SCHEMA: tuple[Setting, ...] = (
-    Setting("embedder.provider", str, "onnx",
-            "Embedding model: the embedded ONNX MiniLM, a GGUF file, or an OpenAI-compatible "
-            "endpoint", choices=("onnx", "gguf", "openai")),
+    Setting(
+        "embedder.provider",
+        str,
+        "onnx",
+        "Embedding model: the embedded ONNX MiniLM, a GGUF file, or an OpenAI-compatible endpoint",
+        choices=("onnx", "gguf", "openai"),
+    ),
     Setting("embedder.gguf_path", str, "", "Path of the GGUF model file (provider gguf)"),
-    Setting("embedder.openai_url", str, "",
-            "Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:1234/v1 "
-            "(provider openai; its API key is kept in the system keyring)"),
+    Setting(
+        "embedder.openai_url",
+        str,
+        "",
+        "Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:1234/v1 "
+        "(provider openai; its API key is kept in the system keyring)",
+    ),
     Setting("embedder.openai_model", str, "", "Model name sent to the endpoint"),
-    Setting("vectors.backend", str, "local",
-            "Where vectors live: a local Chroma folder, or a Chroma server shared by a team",
-            choices=("local", "server")),
+    Setting(
+        "vectors.backend",
+        str,
+        "local",
+        "Where vectors live: a local Chroma folder, or a Chroma server shared by a team",
+        choices=("local", "server"),
+    ),
     Setting("vectors.host", str, "127.0.0.1", "Chroma server host (backend server)"),
-    Setting("vectors.port", int, 8000, "Chroma server port (backend server)",
-            minimum=1, maximum=65535),
-    Setting("retrieval.weight_dense", float, 0.6, "Weight α of dense similarity",
-            minimum=0.0, maximum=1.0),
-    Setting("retrieval.weight_lexical", float, 0.3, "Weight β of normalised BM25",
-            minimum=0.0, maximum=1.0),
-    Setting("retrieval.weight_identifier", float, 0.1,
-            "Weight γ of code-identifier matches", minimum=0.0, maximum=1.0),
-    Setting("retrieval.weight_intent", float, 0.1,
-            "Weight δ of the type the query asks for (\"design decisions behind …\")",
-            minimum=0.0, maximum=1.0),
-    Setting("retrieval.candidates", int, 30, "Candidates fetched from each source",
-            minimum=5, maximum=1000),
+    Setting(
+        "vectors.port", int, 8000, "Chroma server port (backend server)", minimum=1, maximum=65535
+    ),
+    Setting(
+        "retrieval.weight_dense",
+        float,
+        0.6,
+        "Weight α of dense similarity",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "retrieval.weight_lexical",
+        float,
+        0.3,
+        "Weight β of normalised BM25",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "retrieval.weight_identifier",
+        float,
+        0.1,
+        "Weight γ of code-identifier matches",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "retrieval.weight_intent",
+        float,
+        0.1,
+        'Weight δ of the type the query asks for ("design decisions behind …")',
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "retrieval.candidates",
+        int,
+        30,
+        "Candidates fetched from each source",
+        minimum=5,
+        maximum=1000,
+    ),
     Setting("retrieval.limit", int, 10, "Results shown by default", minimum=1, maximum=500),
-    Setting("retrieval.mode", str, "standard", "Tiers searched by default",
-            choices=("reflexive", "standard", "deep", "exhaustive")),
-    Setting("lifecycle.use_boost", float, 0.02, "Confidence gained when a memory is used",
-            minimum=0.0, maximum=0.5),
-    Setting("lifecycle.confidence_max", float, 0.95, "Highest confidence use can reach",
-            minimum=0.0, maximum=1.0),
-    Setting("lifecycle.decay_step", float, 0.02, "Weekly confidence loss of unused memories",
-            minimum=0.0, maximum=0.5),
-    Setting("lifecycle.decay_floor", float, 0.1, "Decay never goes below this",
-            minimum=0.0, maximum=1.0),
+    Setting(
+        "retrieval.mode",
+        str,
+        "standard",
+        "Tiers searched by default",
+        choices=("reflexive", "standard", "deep", "exhaustive"),
+    ),
+    Setting(
+        "lifecycle.use_boost",
+        float,
+        0.02,
+        "Confidence gained when a memory is used",
+        minimum=0.0,
+        maximum=0.5,
+    ),
+    Setting(
+        "lifecycle.confidence_max",
+        float,
+        0.95,
+        "Highest confidence use can reach",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "lifecycle.decay_step",
+        float,
+        0.02,
+        "Weekly confidence loss of unused memories",
+        minimum=0.0,
+        maximum=0.5,
+    ),
+    Setting(
+        "lifecycle.decay_floor", float, 0.1, "Decay never goes below this", minimum=0.0, maximum=1.0
+    ),
     Setting("lifecycle.decay_interval_days", int, 7, "Days between decays", minimum=1),
-    Setting("lifecycle.archive_below", float, 0.15,
-            "Cleanup archives never-used memories under this confidence",
-            minimum=0.0, maximum=1.0),
-    Setting("lifecycle.archive_min_age_days", int, 30,
-            "Cleanup archives only memories older than this", minimum=0),
+    Setting(
+        "lifecycle.archive_below",
+        float,
+        0.15,
+        "Cleanup archives never-used memories under this confidence",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "lifecycle.archive_min_age_days",
+        int,
+        30,
+        "Cleanup archives only memories older than this",
+        minimum=0,
+    ),
     Setting("metrics.retention_days", int, 30, "Days search metrics are kept", minimum=1),
-    Setting("store.busy_timeout_ms", int, 5000,
-            "How long to wait for a database locked by another process", minimum=0),
-    Setting("chunking.max_tokens", int, 500, "Largest chunk of a long memory, in tokens",
-            minimum=50, maximum=2000),
+    Setting(
+        "store.busy_timeout_ms",
+        int,
+        5000,
+        "How long to wait for a database locked by another process",
+        minimum=0,
+    ),
+    Setting(
+        "chunking.max_tokens",
+        int,
+        500,
+        "Largest chunk of a long memory, in tokens",
+        minimum=50,
+        maximum=2000,
+    ),
 )
 
 _BY_KEY = {setting.key: setting for setting in SCHEMA}
@@ -122,8 +210,7 @@ def setting(key: str) -> Setting:
     try:
         return _BY_KEY[key]
     except KeyError:
-        raise UserInputError(f"unknown setting {key!r}; `engram config list` shows them") \
-            from None
+        raise UserInputError(f"unknown setting {key!r}; `engram config list` shows them") from None
 
 
 class Settings:
@@ -163,8 +250,9 @@ class Settings:
             try:
                 return spec.parse(self._environ[spec.env_var])
             except UserInputError as error:
-                raise UserInputError(f"{error} (set by the environment variable "
-                                     f"{spec.env_var})") from None
+                raise UserInputError(
+                    f"{error} (set by the environment variable {spec.env_var})"
+                ) from None
         return self._stored.get(key, spec.default)
 
     def set(self, key: str, raw: Any) -> Any:
@@ -180,11 +268,20 @@ class Settings:
     def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(self._stored, indent=2, sort_keys=True) + "\n",
-                             encoding="utf-8")
+        temporary.write_text(
+            json.dumps(self._stored, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
         temporary.replace(self.path)
 
     def items(self) -> list[dict[str, Any]]:
-        return [{"key": s.key, "value": self.get(s.key), "default": s.default,
-                 "source": self.source(s.key), "description": s.description,
-                 "choices": list(s.choices)} for s in SCHEMA]
+        return [
+            {
+                "key": s.key,
+                "value": self.get(s.key),
+                "default": s.default,
+                "source": self.source(s.key),
+                "description": s.description,
+                "choices": list(s.choices),
+            }
+            for s in SCHEMA
+        ]

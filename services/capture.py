@@ -39,7 +39,9 @@ def parse_memory_lines(text: str, where: str = "<stdin>") -> tuple[list[Captured
             memory_type = MemoryType(raw_type)
         except ValueError:
             choices = ", ".join(t.value for t in MemoryType)
-            problems.append(Problem(position, f"unknown type {raw_type!r} (choose from: {choices})"))
+            problems.append(
+                Problem(position, f"unknown type {raw_type!r} (choose from: {choices})")
+            )
             continue
         if not content:
             problems.append(Problem(position, "no content after the type"))

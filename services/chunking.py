@@ -117,11 +117,14 @@ def chunk_content(
     raw: list[tuple[str, str, str | None]] = []
     position = 0
     for match in _FENCE.finditer(content):
-        raw.extend(("prose", p, None) for p in _split_prose(content[position : match.start()],
-                                                            max_tokens, counter))
+        raw.extend(
+            ("prose", p, None)
+            for p in _split_prose(content[position : match.start()], max_tokens, counter)
+        )
         language = match.group("lang") or None
-        raw.extend(("code", p, language) for p in _split_code(match.group("body"),
-                                                              max_tokens, counter))
+        raw.extend(
+            ("code", p, language) for p in _split_code(match.group("body"), max_tokens, counter)
+        )
         position = match.end()
     raw.extend(("prose", p, None) for p in _split_prose(content[position:], max_tokens, counter))
     return [

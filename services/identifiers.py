@@ -42,16 +42,12 @@ def query_identifiers(query: str) -> list[str]:
         seen.add(identifier)
         result.append(identifier)
     # A path or dotted name counts once, not again through its parts.
-    return [i for i in result
-            if not any(other != i and mentions(other, i) for other in result)]
+    return [i for i in result if not any(other != i and mentions(other, i) for other in result)]
 
 
 def _looks_like_code(word: str) -> bool:
     return bool(
-        _CAMEL.fullmatch(word)
-        or _SNAKE.fullmatch(word)
-        or _DOTTED.fullmatch(word)
-        or "/" in word
+        _CAMEL.fullmatch(word) or _SNAKE.fullmatch(word) or _DOTTED.fullmatch(word) or "/" in word
     )
 
 

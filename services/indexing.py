@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from services.embeddings.base import Embedder
 from services.errors import EmbedderUnavailable, VectorStoreUnavailable
 from services.memory import Memory
-from services.store import MemoryStore
+from services.store import MAX_CHUNK_VECTORS, MemoryStore
 from services.vectors import VectorIndex, VectorItem
 
 log = logging.getLogger(__name__)
 ACTIVE_MODEL_KEY = "embedder.active_model"
 ACTIVE_CONFIG_KEY = "embedder.active_config"
+DIMENSION_KEY = "embedder.active_dimension"
 
 
 @dataclass(frozen=True)
@@ -48,22 +49,22 @@ class Indexer:
     def model_id(self) -> str:
         return self.embedder.model_id
 
-    def _items(self, memories: Sequence[Memory], embedder: Embedder) -> dict[str | None,
-                                                                          list[VectorItem]]:
+    def _items(
+        self, memories: Sequence[Memory], embedder: Embedder
+    ) -> dict[str | None, list[VectorItem]]:
         chunks = self.store.chunks_for([m.id for m in memories])
         keys: list[tuple[Memory, int]] = []
         texts: list[str] = []
         for memory in memories:
             keys.append((memory, -1))
             texts.append(memory_embedding_text(memory))
-            for chunk in chunks.get(memory.id, []):
+            for chunk in chunks.get(memory.id, [])[:MAX_CHUNK_VECTORS]:
                 keys.append((memory, chunk.index))
                 texts.append(f"{memory.title}\n{chunk.text}")
         vectors = embedder.embed(texts)
         by_project: dict[str | None, list[VectorItem]] = defaultdict(list)
         for (memory, chunk_index), vector in zip(keys, vectors, strict=True):
-            by_project[memory.project].append(
-                VectorItem(memory.id, chunk_index, vector.tolist()))
+            by_project[memory.project].append(VectorItem(memory.id, chunk_index, vector.tolist()))
         return by_project
 
     def index(self, memories: Sequence[Memory], batch_size: int = 256) -> int:
@@ -79,13 +80,14 @@ class Indexer:
                 for project, items in self._items(batch, self.embedder).items():
                     self.vectors.upsert(self.model_id, project, items)
             except (EmbedderUnavailable, VectorStoreUnavailable) as error:
-                log.warning("embedding postponed for %d memories: %s", len(memories) - done,
-                            error)
+                log.warning("embedding postponed for %d memories: %s", len(memories) - done, error)
                 return done
             self.store.mark_embedded([m.id for m in batch], self.model_id)
             done += len(batch)
         if done and self.store.meta_get(ACTIVE_MODEL_KEY) is None:
             self.store.meta_set(ACTIVE_MODEL_KEY, self.model_id)
+        if done and self.store.meta_get(DIMENSION_KEY) is None:
+            self.store.meta_set(DIMENSION_KEY, str(self.embedder.dimension))
         return done
 
     def process_pending(self, limit: int | None = None, batch_size: int = 256) -> int:
@@ -116,8 +118,7 @@ class Indexer:
             self.store.rebuild_fts()
             fts_rebuilt = True
         try:
-            if self.vectors.count(self.model_id) == self.store.expected_vector_count(
-                    self.model_id):
+            if self.vectors.count(self.model_id) == self.store.expected_vector_count(self.model_id):
                 return ReconcileReport(fts_rebuilt=fts_rebuilt)
             in_index = self.vectors.memory_ids(self.model_id)
         except VectorStoreUnavailable as error:
@@ -135,10 +136,14 @@ class Indexer:
                 self.vectors.delete_ids_in(name, stray)
                 orphans += len(stray)
         if missing or orphans:
-            log.warning("reconciled vectors: %d queued for embedding, %d orphans removed",
-                        len(missing), orphans)
-        return ReconcileReport(queued=len(missing), orphans_removed=orphans,
-                               fts_rebuilt=fts_rebuilt)
+            log.warning(
+                "reconciled vectors: %d queued for embedding, %d orphans removed",
+                len(missing),
+                orphans,
+            )
+        return ReconcileReport(
+            queued=len(missing), orphans_removed=orphans, fts_rebuilt=fts_rebuilt
+        )
 
     def reindex(self) -> int:
         """Rebuild both indexes from SQLite; returns how many memories were embedded."""
@@ -158,8 +163,9 @@ class ModelChange:
     target becomes the active model and the old vectors are dropped.
     """
 
-    def __init__(self, store: MemoryStore, vectors: VectorIndex, target: Embedder,
-                 target_config: str = "{}") -> None:
+    def __init__(
+        self, store: MemoryStore, vectors: VectorIndex, target: Embedder, target_config: str = "{}"
+    ) -> None:
         self.store = store
         self.vectors = vectors
         self.target = target
@@ -183,6 +189,7 @@ class ModelChange:
         old = self.store.meta_get(ACTIVE_MODEL_KEY)
         self.store.meta_set(ACTIVE_MODEL_KEY, self.target.model_id)
         self.store.meta_set(ACTIVE_CONFIG_KEY, self.target_config)
+        self.store.meta_set(DIMENSION_KEY, str(self.target.dimension))
         if old and old != self.target.model_id:
             self.vectors.drop_model(old)
         return 0

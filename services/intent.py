@@ -11,14 +11,23 @@ from services.types import MemoryType as T
 _INTENTS: tuple[tuple[re.Pattern[str], frozenset[T]], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), frozenset(types))
     for pattern, types in (
-        (r"\b(decisions?|decided|design|architecture|architectural|rationale|why (did|do) we)\b",
-         (T.DECISION, T.ARCHITECTURE)),
-        (r"\b(pitfalls?|gotchas?|breaks?|broken|bugs?|fix(es|ed)?|crash\w*|fail(s|ing|ure)?"
-         r"|traceback|exception|error)\b", (T.PITFALL, T.FIX)),
-        (r"\b(conventions?|style|patterns?|idioms?|naming|guidelines?)\b",
-         (T.CONVENTION, T.PATTERN)),
-        (r"\b(how (does|do|is) .{1,60} work|workflow|steps?|procedure|how do (i|we))\b",
-         (T.FACT, T.WORKFLOW)),
+        (
+            r"\b(decisions?|decided|design|architecture|architectural|rationale|why (did|do) we)\b",
+            (T.DECISION, T.ARCHITECTURE),
+        ),
+        (
+            r"\b(pitfalls?|gotchas?|breaks?|broken|bugs?|fix(es|ed)?|crash\w*|fail(s|ing|ure)?"
+            r"|traceback|exception|error)\b",
+            (T.PITFALL, T.FIX),
+        ),
+        (
+            r"\b(conventions?|style|patterns?|idioms?|naming|guidelines?)\b",
+            (T.CONVENTION, T.PATTERN),
+        ),
+        (
+            r"\b(how (does|do|is) .{1,60} work|workflow|steps?|procedure|how do (i|we))\b",
+            (T.FACT, T.WORKFLOW),
+        ),
         (r"\b(lessons?|learned|learnt|retro(spective)?)\b", (T.LESSON,)),
         (r"\b(constraints?|limits?|not allowed|must not|mustn't)\b", (T.CONSTRAINT,)),
         (r"\b(dependenc(y|ies)|librar(y|ies)|packages?)\b", (T.DEPENDENCY,)),

@@ -39,8 +39,9 @@ class Lifecycle:
         self.store = store
         self.policy = policy
 
-    def record(self, memory_ids: Sequence[str], event: UsageEvent,
-               session_id: str | None = None) -> None:
+    def record(
+        self, memory_ids: Sequence[str], event: UsageEvent, session_id: str | None = None
+    ) -> None:
         boost = self.policy.use_boost if event in (UsageEvent.USED, UsageEvent.CITED) else 0.0
         self.store.record_usage(memory_ids, event, session_id, boost, self.policy.confidence_max)
 
@@ -53,23 +54,41 @@ class Lifecycle:
             return None
         since = (now - interval).isoformat()
         unused = (MemoryRow.last_accessed.is_null()) | (MemoryRow.last_accessed < since)
-        with self.store._writing():
-            changed = (MemoryRow.update(confidence=pw.fn.ROUND(pw.fn.MAX(
-                self.policy.decay_floor, MemoryRow.confidence - self.policy.decay_step), 6))
-                .where(unused, MemoryRow.confidence > self.policy.decay_floor,
-                       MemoryRow.tier != Tier.ARCHIVED.value).execute())
+        with self.store.writing():
+            changed = (
+                MemoryRow.update(
+                    confidence=pw.fn.ROUND(
+                        pw.fn.MAX(
+                            self.policy.decay_floor, MemoryRow.confidence - self.policy.decay_step
+                        ),
+                        6,
+                    )
+                )
+                .where(
+                    unused,
+                    MemoryRow.confidence > self.policy.decay_floor,
+                    MemoryRow.tier != Tier.ARCHIVED.value,
+                )
+                .execute()
+            )
         self.store.meta_set(LAST_DECAY_KEY, now.isoformat())
         return int(changed)
 
     def archive_unneeded(self, now: datetime | None = None) -> int:
         now = now or datetime.now(UTC)
         cutoff = (now - timedelta(days=self.policy.archive_min_age_days)).timestamp()
-        with self.store._writing():
-            changed = MemoryRow.update(tier=Tier.ARCHIVED.value).where(
-                MemoryRow.confidence < self.policy.archive_below,
-                MemoryRow.use_count == 0, MemoryRow.citation_count == 0,
-                MemoryRow.created_ts < cutoff, MemoryRow.tier != Tier.ARCHIVED.value,
-            ).execute()
+        with self.store.writing():
+            changed = (
+                MemoryRow.update(tier=Tier.ARCHIVED.value)
+                .where(
+                    MemoryRow.confidence < self.policy.archive_below,
+                    MemoryRow.use_count == 0,
+                    MemoryRow.citation_count == 0,
+                    MemoryRow.created_ts < cutoff,
+                    MemoryRow.tier != Tier.ARCHIVED.value,
+                )
+                .execute()
+            )
         return int(changed)
 
     def cleanup(self, now: datetime | None = None, force_decay: bool = False) -> CleanupReport:

@@ -96,8 +96,18 @@ def new_memory_id(project: str | None) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-_TEXT_FIELDS = ("project", "summary", "compressed", "index_line", "session_id", "task_id",
-                "role", "branch", "supersedes", "superseded_by")
+_TEXT_FIELDS = (
+    "project",
+    "summary",
+    "compressed",
+    "index_line",
+    "session_id",
+    "task_id",
+    "role",
+    "branch",
+    "supersedes",
+    "superseded_by",
+)
 _TIME_FIELDS = ("created_at", "valid_from", "valid_to", "last_accessed")
 _COUNT_FIELDS = ("retrieval_count", "citation_count", "ignore_count", "use_count")
 
@@ -126,11 +136,15 @@ def memory_from_dict(
     try:
         values["type"] = MemoryType(str(raw_type).strip().lower())
     except ValueError:
-        problem(f"unknown type {raw_type!r} (choose from: {', '.join(t.value for t in MemoryType)})")
+        problem(
+            f"unknown type {raw_type!r} (choose from: {', '.join(t.value for t in MemoryType)})"
+        )
 
-    for name, enum, default in (("source", Source, Source.EXPLICIT),
-                                ("scope", Scope, Scope.PROJECT_SHARED),
-                                ("tier", Tier, Tier.WARM)):
+    for name, enum, default in (
+        ("source", Source, Source.EXPLICIT),
+        ("scope", Scope, Scope.PROJECT_SHARED),
+        ("tier", Tier, Tier.WARM),
+    ):
         raw = data.get(name)
         if raw is None:
             values[name] = default

@@ -39,15 +39,17 @@ class IngestReport:
 
 
 class MemoryService:
-    def __init__(self, store: MemoryStore, indexer: Indexer, retriever: HybridRetriever,
-                 lifecycle: Lifecycle) -> None:
+    def __init__(
+        self, store: MemoryStore, indexer: Indexer, retriever: HybridRetriever, lifecycle: Lifecycle
+    ) -> None:
         self.store = store
         self.indexer = indexer
         self.retriever = retriever
         self.lifecycle = lifecycle
 
-    def add(self, data: dict[str, Any], default_project: str | None = None,
-            embed: bool = True) -> Memory:
+    def add(
+        self, data: dict[str, Any], default_project: str | None = None, embed: bool = True
+    ) -> Memory:
         memory, problems = memory_from_dict(data, "memory", default_project)
         if memory is None:
             from services.errors import ValidationFailed
@@ -63,8 +65,10 @@ class MemoryService:
         replaced now when `embed`, else by whoever embeds next."""
         before = self.store.get(memory_id)
         updated = self.store.update(memory_id, changes)
-        changed = any(getattr(before, name) != getattr(updated, name)
-                      for name in ("title", "content", "tags", "file_refs", "project"))
+        changed = any(
+            getattr(before, name) != getattr(updated, name)
+            for name in ("title", "content", "tags", "file_refs", "project")
+        )
         if changed and embed:
             self.indexer.remove(before)
             self.indexer.index([updated])
@@ -79,8 +83,13 @@ class MemoryService:
             self.indexer.remove(memory)
         return memory
 
-    def import_memories(self, memories: Sequence[Memory], replace: bool = False,
-                        skip_existing: bool = False, embed: bool = True) -> ImportReport:
+    def import_memories(
+        self,
+        memories: Sequence[Memory],
+        replace: bool = False,
+        skip_existing: bool = False,
+        embed: bool = True,
+    ) -> ImportReport:
         """Store all or nothing; embed now, or leave the vectors queued (`embed=False`)
         for a background embedder (`catch_up`)."""
         stored, skipped = self.store.add_many(memories, replace, skip_existing)
@@ -90,15 +99,28 @@ class MemoryService:
         embedded = self.indexer.index(stored) if embed else 0
         return ImportReport(len(stored), len(skipped), embedded)
 
-    def ingest(self, text: str, where: str, project: str | None,
-               session_id: str | None = None, embed: bool = True) -> IngestReport:
+    def ingest(
+        self,
+        text: str,
+        where: str,
+        project: str | None,
+        session_id: str | None = None,
+        embed: bool = True,
+    ) -> IngestReport:
         captured, problems = parse_memory_lines(text, where)
         memories: list[Memory] = []
         for item in captured:
             memory, found = memory_from_dict(
-                {"type": item.type.value, "title": item.title, "content": item.content,
-                 "source": Source.AUTOMATIC.value, "session_id": session_id},
-                f"{where}:{item.line}", project)
+                {
+                    "type": item.type.value,
+                    "title": item.title,
+                    "content": item.content,
+                    "source": Source.AUTOMATIC.value,
+                    "session_id": session_id,
+                },
+                f"{where}:{item.line}",
+                project,
+            )
             problems.extend(found)
             if memory is not None:
                 memories.append(memory)
@@ -108,9 +130,14 @@ class MemoryService:
                 self.indexer.index(memories)
         return IngestReport(memories, problems)
 
-    def search(self, query: str, flt: MemoryFilter | None = None, limit: int = 10,
-               kind: RetrieverKind = RetrieverKind.HYBRID,
-               record_retrieval: bool = False) -> SearchResponse:
+    def search(
+        self,
+        query: str,
+        flt: MemoryFilter | None = None,
+        limit: int = 10,
+        kind: RetrieverKind = RetrieverKind.HYBRID,
+        record_retrieval: bool = False,
+    ) -> SearchResponse:
         response = self.retriever.search(query, flt, limit, kind)
         if record_retrieval and response.results:
             self.lifecycle.record([r.memory.id for r in response.results], UsageEvent.RETRIEVED)

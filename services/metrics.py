@@ -85,14 +85,23 @@ class SearchMetricsLog:
             "days": days,
             "searches": len(rows),
             "by_retriever": by_retriever,
-            "latency_ms": {"p50": _percentile(totals, 0.5), "p95": _percentile(totals, 0.95),
-                           "embed_mean": mean("embed_ms"), "dense_mean": mean("dense_ms"),
-                           "lexical_mean": mean("lexical_ms"), "merge_mean": mean("merge_ms")},
-            "results_mean": {"dense": mean("dense_count"), "lexical": mean("lexical_count"),
-                             "identifier": mean("identifier_count"),
-                             "returned": mean("result_count")},
-            "top_similarity_mean": (sum(similarities) / len(similarities)
-                                    if similarities else None),
+            "latency_ms": {
+                "p50": _percentile(totals, 0.5),
+                "p95": _percentile(totals, 0.95),
+                "embed_mean": mean("embed_ms"),
+                "dense_mean": mean("dense_ms"),
+                "lexical_mean": mean("lexical_ms"),
+                "merge_mean": mean("merge_ms"),
+            },
+            "results_mean": {
+                "dense": mean("dense_count"),
+                "lexical": mean("lexical_count"),
+                "identifier": mean("identifier_count"),
+                "returned": mean("result_count"),
+            },
+            "top_similarity_mean": (
+                sum(similarities) / len(similarities) if similarities else None
+            ),
             "empty_searches": sum(1 for r in rows if r.result_count == 0),
             "flags": flags,
         }

@@ -23,8 +23,8 @@ import numpy as np
 from services.embeddings.base import Embedder, Vectors
 from services.errors import EmbedderUnavailable, VectorStoreUnavailable
 from services.filters import MemoryFilter
-from services.intent import intended_types
 from services.identifiers import matches_file_ref, mentions, query_identifiers
+from services.intent import intended_types
 from services.memory import Memory
 from services.metrics import SearchMetrics, SearchMetricsLog
 from services.store import MemoryStore
@@ -96,8 +96,12 @@ def _ms(start: float) -> float:
 
 class HybridRetriever:
     def __init__(
-        self, store: MemoryStore, vectors: VectorIndex, embedder: Embedder | None,
-        weights: Weights = Weights(), candidates: int = 30,
+        self,
+        store: MemoryStore,
+        vectors: VectorIndex,
+        embedder: Embedder | None,
+        weights: Weights = Weights(),
+        candidates: int = 30,
         metrics_log: SearchMetricsLog | None = None,
     ) -> None:
         self.store = store
@@ -106,7 +110,6 @@ class HybridRetriever:
         self.weights = weights
         self.candidates = candidates
         self.metrics_log = metrics_log
-        self.fill_dense = True
 
     def _embed_query(self, query: str, flags: list[str]) -> Vectors | None:
         if self.embedder is None:
@@ -121,12 +124,14 @@ class HybridRetriever:
             return None
 
     def search(
-        self, query: str, flt: MemoryFilter | None = None, limit: int = 10,
+        self,
+        query: str,
+        flt: MemoryFilter | None = None,
+        limit: int = 10,
         kind: RetrieverKind = RetrieverKind.HYBRID,
     ) -> SearchResponse:
         flt = flt or MemoryFilter()
-        metrics = SearchMetrics(retriever=kind.value, mode=flt.mode.value,
-                                query_chars=len(query))
+        metrics = SearchMetrics(retriever=kind.value, mode=flt.mode.value, query_chars=len(query))
         flags: list[str] = []
         started = time.perf_counter()
         pool = max(self.candidates, limit * 2)
@@ -141,8 +146,9 @@ class HybridRetriever:
             stage = time.perf_counter()
             if query_vector is not None and self.embedder is not None:
                 try:
-                    for hit in self.vectors.query(self.embedder.model_id, query_vector, pool,
-                                                  projects):
+                    for hit in self.vectors.query(
+                        self.embedder.model_id, query_vector, pool, projects
+                    ):
                         if hit.memory_id not in dense:
                             dense[hit.memory_id] = (max(0.0, hit.similarity), hit.chunk_index)
                 except VectorStoreUnavailable as error:
@@ -154,10 +160,10 @@ class HybridRetriever:
 
         lexical: dict[str, tuple[float, int]] = {}
         identifier_ids: set[str] = set()
-        identifiers = (query_identifiers(query)[:MAX_QUERY_IDENTIFIERS]
-                       if kind is RetrieverKind.HYBRID else [])
-        lexical_wanted = kind is RetrieverKind.LEXICAL or (
-            kind is RetrieverKind.HYBRID)
+        identifiers = (
+            query_identifiers(query)[:MAX_QUERY_IDENTIFIERS] if kind is RetrieverKind.HYBRID else []
+        )
+        lexical_wanted = kind in (RetrieverKind.LEXICAL, RetrieverKind.HYBRID)
         if kind is RetrieverKind.HYBRID and query_vector is None:
             flags.append("fallback_lexical")
         if lexical_wanted:
@@ -170,8 +176,9 @@ class HybridRetriever:
                     lexical[lexical_hit.memory_id] = (lexical_hit.score, lexical_hit.chunk_index)
                 for identifier in identifiers:
                     phrase = identifier.rsplit("/", 1)[-1]
-                    identifier_ids.update(self.store.phrase_candidates(
-                        phrase, IDENTIFIER_CANDIDATES, flt.project))
+                    identifier_ids.update(
+                        self.store.phrase_candidates(phrase, IDENTIFIER_CANDIDATES, flt.project)
+                    )
             metrics.lexical_ms = _ms(stage)
             metrics.lexical_count = len(lexical)
             metrics.identifier_count = len(identifier_ids)
@@ -180,8 +187,7 @@ class HybridRetriever:
         candidate_ids = list(dict.fromkeys([*dense, *lexical, *identifier_ids]))
         memories = self.store.filter_ids(candidate_ids, flt)
         if kind is RetrieverKind.HYBRID and query_vector is not None:
-            if self.fill_dense:
-                self._fill_dense(query_vector, memories, dense)
+            self._fill_dense(query_vector, memories, dense)
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
         best_lexical = max((score for score, _ in lexical.values()), default=0.0)
         results: list[SearchResult] = []
@@ -197,18 +203,38 @@ class HybridRetriever:
             elif kind is RetrieverKind.LEXICAL:
                 total = lexical_score
             else:
-                total = (self.weights.lexical * lexical_score
-                         + self.weights.identifier * identifier_score
-                         + self.weights.intent * intent_score)
+                total = (
+                    self.weights.lexical * lexical_score
+                    + self.weights.identifier * identifier_score
+                    + self.weights.intent * intent_score
+                )
                 if query_vector is not None:
                     total += self.weights.dense * dense_score
-            sources = tuple(name for name, present in (
-                ("dense", memory_id in dense), ("lexical", memory_id in lexical),
-                ("identifier", bool(matched))) if present)
+            sources = tuple(
+                name
+                for name, present in (
+                    ("dense", memory_id in dense),
+                    ("lexical", memory_id in lexical),
+                    ("identifier", bool(matched)),
+                )
+                if present
+            )
             best_chunk = lexical_chunk if raw_lexical and lexical_chunk >= 0 else dense_chunk
-            results.append(SearchResult(memory, total, ScoreBreakdown(
-                dense_score, lexical_score, identifier_score, intent_score, matched, best_chunk,
-                sources)))
+            results.append(
+                SearchResult(
+                    memory,
+                    total,
+                    ScoreBreakdown(
+                        dense_score,
+                        lexical_score,
+                        identifier_score,
+                        intent_score,
+                        matched,
+                        best_chunk,
+                        sources,
+                    ),
+                )
+            )
         results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
         results = results[:limit]
         metrics.merge_ms = _ms(stage)
@@ -220,8 +246,12 @@ class HybridRetriever:
             self.metrics_log.record(metrics)
         return SearchResponse(results, metrics, flags)
 
-    def _fill_dense(self, query_vector: Vectors, memories: dict[str, Memory],
-                    dense: dict[str, tuple[float, int]]) -> None:
+    def _fill_dense(
+        self,
+        query_vector: Vectors,
+        memories: dict[str, Memory],
+        dense: dict[str, tuple[float, int]],
+    ) -> None:
         """Give lexical/identifier-only candidates their dense similarity too."""
         if self.embedder is None:
             return
@@ -243,5 +273,8 @@ class HybridRetriever:
 def _memory_mentions(memory: Memory, identifier: str) -> bool:
     if matches_file_ref(identifier, memory.file_refs):
         return True
-    return mentions(memory.content, identifier) or mentions(memory.title, identifier) or (
-        identifier in memory.tags)
+    return (
+        mentions(memory.content, identifier)
+        or mentions(memory.title, identifier)
+        or (identifier in memory.tags)
+    )

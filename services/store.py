@@ -31,7 +31,7 @@ from services.db import (
 )
 from services.errors import NotFoundError, UserInputError
 from services.filters import MemoryFilter
-from services.memory import Memory, now_iso, parse_time
+from services.memory import Memory, now_iso, parse_time, title_from_content
 from services.types import MemoryType, Scope, Source, Tier, UsageEvent
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
@@ -41,6 +41,9 @@ _STOPWORDS = frozenset(
         "we what when where which who why with about should know our my me you"
     ).split()
 )
+# A huge memory (a pasted log) gets vectors for its first chunks only; every chunk stays
+# searchable by keywords. Embedding costs ~40 ms a chunk on two cores.
+MAX_CHUNK_VECTORS = 256
 _TEXT_FIELDS = {"title", "content", "tags", "file_refs"}
 
 
@@ -127,7 +130,7 @@ class MemoryStore:
             self.database.close()
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
+    def writing(self) -> Iterator[None]:
         """One atomic write; SQLite failures become a StoreUnavailable naming the file."""
         try:
             with self.database.atomic():
@@ -168,11 +171,20 @@ class MemoryStore:
             ).execute()
         if not self.fts_available():
             return
-        rows = [(memory.title, memory.content, " ".join(memory.tags),
-                 " ".join(memory.file_refs), memory.id, -1)]
+        rows = [
+            (
+                memory.title,
+                memory.content,
+                " ".join(memory.tags),
+                " ".join(memory.file_refs),
+                memory.id,
+                -1,
+            )
+        ]
         if len(chunks) > 1:
-            rows.extend((memory.title, chunk.text, "", "", memory.id, chunk.index)
-                        for chunk in chunks)
+            rows.extend(
+                (memory.title, chunk.text, "", "", memory.id, chunk.index) for chunk in chunks
+            )
         self.database.connection().executemany(
             "INSERT INTO memory_fts (title, content, tags, refs, memory_id, chunk_idx) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -186,7 +198,7 @@ class MemoryStore:
 
     def add(self, memory: Memory) -> Memory:
         """Store one new memory; an existing id is an error."""
-        with self._writing():
+        with self.writing():
             if MemoryRow.get_or_none(MemoryRow.id == memory.id) is not None:
                 raise UserInputError(f"a memory with id {memory.id!r} already exists")
             self._insert(memory)
@@ -212,7 +224,7 @@ class MemoryStore:
             )
         stored: list[Memory] = []
         skipped: list[str] = []
-        with self._writing():
+        with self.writing():
             for memory in memories:
                 if memory.id in existing:
                     if skip_existing:
@@ -227,6 +239,12 @@ class MemoryStore:
         """Apply validated field changes; text changes re-chunk and re-queue embedding."""
         current = self.get(memory_id)
         data = current.to_dict()
+        if (
+            "content" in changes
+            and "title" not in changes
+            and current.title == title_from_content(current.content)
+        ):
+            data.pop("title")  # a derived title follows the new content
         data.update(changes)
         from services.memory import memory_from_dict
 
@@ -237,7 +255,7 @@ class MemoryStore:
             getattr(updated, name) != getattr(current, name) for name in _TEXT_FIELDS
         )
         values = _memory_to_row_values(updated)
-        with self._writing():
+        with self.writing():
             # Vectors live in per-project collections: a move re-queues them too.
             if not text_changed and updated.project == current.project:
                 values.pop("embedded_model")
@@ -253,7 +271,7 @@ class MemoryStore:
         MemoryRow.delete().where(MemoryRow.id == memory_id).execute()
 
     def delete(self, memory_id: str) -> None:
-        with self._writing():
+        with self.writing():
             if MemoryRow.get_or_none(MemoryRow.id == memory_id) is None:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
             self._delete_rows(memory_id)
@@ -308,8 +326,11 @@ class MemoryStore:
         if flt.types:
             add(f"t1.type IN ({marks(len(flt.types))})", *[t.value for t in flt.types])
         if flt.tags:
-            add(f"EXISTS (SELECT 1 FROM json_each(t1.tags) WHERE value IN "
-                f"({marks(len(flt.tags))}))", *flt.tags)
+            add(
+                f"EXISTS (SELECT 1 FROM json_each(t1.tags) WHERE value IN "
+                f"({marks(len(flt.tags))}))",
+                *flt.tags,
+            )
         if flt.created_after is not None:
             add("t1.created_ts >= ?", flt.created_after.timestamp())
         if flt.created_before is not None:
@@ -327,7 +348,10 @@ class MemoryStore:
         return " AND ".join(clauses), params
 
     def query(
-        self, flt: MemoryFilter, limit: int | None = None, offset: int = 0,
+        self,
+        flt: MemoryFilter,
+        limit: int | None = None,
+        offset: int = 0,
         newest_first: bool = True,
     ) -> list[Memory]:
         select = MemoryRow.select().where(*self._where(flt)).namedtuples()
@@ -345,8 +369,10 @@ class MemoryStore:
             with self._reading():
                 rows = list(
                     MemoryRow.select()
-                    .where((MemoryRow.created_ts > last_ts)
-                           | ((MemoryRow.created_ts == last_ts) & (MemoryRow.id > last_id)))
+                    .where(
+                        (MemoryRow.created_ts > last_ts)
+                        | ((MemoryRow.created_ts == last_ts) & (MemoryRow.id > last_id))
+                    )
                     .order_by(MemoryRow.created_ts, MemoryRow.id)
                     .limit(batch_size)
                 )
@@ -366,7 +392,8 @@ class MemoryStore:
                 clause, params = self._filter_sql(flt)
                 cursor = self.database.execute_sql(
                     f"SELECT {_COLUMNS} FROM memory t1 WHERE t1.id IN ({marks}) AND {clause}",
-                    [*batch, *params])
+                    [*batch, *params],
+                )
                 for values in cursor.fetchall():
                     row: Any = _ColumnRow(*values)
                     found[row.id] = _row_to_memory(row)
@@ -389,11 +416,15 @@ class MemoryStore:
         with self._reading():
             for start in range(0, len(memory_ids), 500):
                 batch = list(memory_ids[start : start + 500])
-                rows = (ChunkRow.select().where(ChunkRow.memory_id.in_(batch))
-                        .order_by(ChunkRow.memory_id, ChunkRow.idx))
+                rows = (
+                    ChunkRow.select()
+                    .where(ChunkRow.memory_id.in_(batch))
+                    .order_by(ChunkRow.memory_id, ChunkRow.idx)
+                )
                 for r in rows:
                     result.setdefault(r.memory_id, []).append(
-                        Chunk(r.idx, r.kind, r.text, r.token_count, r.language))
+                        Chunk(r.idx, r.kind, r.text, r.token_count, r.language)
+                    )
         return result
 
     # --- lexical index ------------------------------------------------------------------
@@ -455,7 +486,7 @@ class MemoryStore:
     def rebuild_fts(self) -> int:
         """Recreate the lexical index and the chunks from the records; returns the count."""
         count = 0
-        with self._writing():
+        with self.writing():
             self.database.execute_sql("DROP TABLE IF EXISTS memory_fts")
             self.database.execute_sql(
                 "CREATE VIRTUAL TABLE memory_fts USING fts5(title, content, tags, refs, "
@@ -473,71 +504,96 @@ class MemoryStore:
             return 0
         with self._reading():
             row = self.database.execute_sql(
-                "SELECT count(*) FROM memory_fts WHERE chunk_idx = -1").fetchone()
+                "SELECT count(*) FROM memory_fts WHERE chunk_idx = -1"
+            ).fetchone()
         return int(row[0])
 
     # --- embedding bookkeeping ------------------------------------------------------------
 
     def pending_embedding(self, model_id: str, limit: int) -> list[Memory]:
         with self._reading():
-            rows = (MemoryRow.select()
-                    .where(MemoryRow.embedded_model.is_null()
-                           | (MemoryRow.embedded_model != model_id))
-                    .order_by(MemoryRow.created_ts).limit(limit))
+            rows = (
+                MemoryRow.select()
+                .where(MemoryRow.embedded_model.is_null() | (MemoryRow.embedded_model != model_id))
+                .order_by(MemoryRow.created_ts)
+                .limit(limit)
+            )
             return [_row_to_memory(row) for row in rows]
 
     def pending_count(self, model_id: str) -> int:
         with self._reading():
-            return int(MemoryRow.select().where(
-                MemoryRow.embedded_model.is_null() | (MemoryRow.embedded_model != model_id)
-            ).count())
+            return int(
+                MemoryRow.select()
+                .where(MemoryRow.embedded_model.is_null() | (MemoryRow.embedded_model != model_id))
+                .count()
+            )
 
     def mark_embedded(self, ids: Sequence[str], model_id: str | None) -> None:
-        with self._writing():
+        with self.writing():
             for start in range(0, len(ids), 500):
                 batch = list(ids[start : start + 500])
-                MemoryRow.update(embedded_model=model_id).where(
-                    MemoryRow.id.in_(batch)).execute()
+                MemoryRow.update(embedded_model=model_id).where(MemoryRow.id.in_(batch)).execute()
 
     def unstaged(self, model_id: str, limit: int) -> list[Memory]:
         """Memories not yet embedded by `model_id` during a model change."""
         with self._reading():
-            rows = (MemoryRow.select()
-                    .where(MemoryRow.staged_model.is_null() | (MemoryRow.staged_model != model_id))
-                    .order_by(MemoryRow.created_ts).limit(limit))
+            rows = (
+                MemoryRow.select()
+                .where(MemoryRow.staged_model.is_null() | (MemoryRow.staged_model != model_id))
+                .order_by(MemoryRow.created_ts)
+                .limit(limit)
+            )
             return [_row_to_memory(row) for row in rows]
 
     def unstaged_count(self, model_id: str) -> int:
         with self._reading():
-            return int(MemoryRow.select().where(
-                MemoryRow.staged_model.is_null() | (MemoryRow.staged_model != model_id)
-            ).count())
+            return int(
+                MemoryRow.select()
+                .where(MemoryRow.staged_model.is_null() | (MemoryRow.staged_model != model_id))
+                .count()
+            )
 
     def mark_staged(self, ids: Sequence[str], model_id: str) -> None:
-        with self._writing():
+        with self.writing():
             for start in range(0, len(ids), 500):
                 batch = list(ids[start : start + 500])
                 MemoryRow.update(staged_model=model_id).where(MemoryRow.id.in_(batch)).execute()
 
     def promote_staged(self, model_id: str) -> None:
         """Finish a model change: staged vectors become the serving ones."""
-        with self._writing():
+        with self.writing():
             MemoryRow.update(embedded_model=model_id, staged_model=None).where(
-                MemoryRow.staged_model == model_id).execute()
+                MemoryRow.staged_model == model_id
+            ).execute()
             MemoryRow.update(staged_model=None).execute()
 
     def clear_embedded(self) -> None:
-        with self._writing():
+        with self.writing():
             MemoryRow.update(embedded_model=None).execute()
 
     def expected_vector_count(self, model_id: str) -> int:
         """Vectors the index should hold for `model_id`: one per embedded memory plus one
-        per chunk of an embedded long memory."""
+        per embedded chunk (at most MAX_CHUNK_VECTORS per memory)."""
         with self._reading():
             row = self.database.execute_sql(
                 "SELECT (SELECT count(*) FROM memory WHERE embedded_model = ?) + "
                 "(SELECT count(*) FROM chunk c JOIN memory m ON m.id = c.memory_id "
-                "WHERE m.embedded_model = ?)", (model_id, model_id)).fetchone()
+                "WHERE m.embedded_model = ? AND c.idx < ?)",
+                (model_id, model_id, MAX_CHUNK_VECTORS),
+            ).fetchone()
+        return int(row[0])
+
+    def pending_vector_count(self, model_id: str) -> int:
+        """Vectors still to compute for `model_id` (memories and their chunks): the
+        measure of embedding work waiting."""
+        with self._reading():
+            row = self.database.execute_sql(
+                "SELECT (SELECT count(*) FROM memory WHERE embedded_model IS NULL "
+                "OR embedded_model != ?) + (SELECT count(*) FROM chunk c JOIN memory m "
+                "ON m.id = c.memory_id WHERE (m.embedded_model IS NULL OR "
+                "m.embedded_model != ?) AND c.idx < ?)",
+                (model_id, model_id, MAX_CHUNK_VECTORS),
+            ).fetchone()
         return int(row[0])
 
     def embedded_ids(self, model_id: str) -> set[str]:
@@ -557,12 +613,16 @@ class MemoryStore:
         return None if row is None else str(row.value)
 
     def meta_set(self, key: str, value: str) -> None:
-        with self._writing():
+        with self.writing():
             MetaRow.insert(key=key, value=value).on_conflict_replace().execute()
 
     def record_usage(
-        self, memory_ids: Sequence[str], event: UsageEvent, session_id: str | None = None,
-        confidence_step: float = 0.0, confidence_max: float = 0.95,
+        self,
+        memory_ids: Sequence[str],
+        event: UsageEvent,
+        session_id: str | None = None,
+        confidence_step: float = 0.0,
+        confidence_max: float = 0.95,
     ) -> None:
         """Log a usage event and bump the matching counter (and confidence, on use)."""
         if not memory_ids:
@@ -574,16 +634,20 @@ class MemoryStore:
             UsageEvent.IGNORED: MemoryRow.ignore_count,
             UsageEvent.USED: MemoryRow.use_count,
         }[event]
-        with self._writing():
+        with self.writing():
             UsageEventRow.insert_many(
-                [{"memory_id": m, "event": event.value, "session_id": session_id, "at": at}
-                 for m in memory_ids]
+                [
+                    {"memory_id": m, "event": event.value, "session_id": session_id, "at": at}
+                    for m in memory_ids
+                ]
             ).execute()
             changes: dict[Any, Any] = {counter: counter + 1}
             if event in (UsageEvent.RETRIEVED, UsageEvent.CITED, UsageEvent.USED):
                 changes[MemoryRow.last_accessed] = at
             if confidence_step:
                 # Capped, but never lowered: a memory above the cap keeps its confidence.
-                changes[MemoryRow.confidence] = pw.fn.MAX(MemoryRow.confidence, pw.fn.MIN(
-                    confidence_max, MemoryRow.confidence + confidence_step))
+                changes[MemoryRow.confidence] = pw.fn.MAX(
+                    MemoryRow.confidence,
+                    pw.fn.MIN(confidence_max, MemoryRow.confidence + confidence_step),
+                )
             MemoryRow.update(changes).where(MemoryRow.id.in_(list(memory_ids))).execute()

@@ -1,7 +1,7 @@
 """Token counting: one pluggable function used for chunking and budgets.
 
-The default is a fast approximation of a BPE tokenizer: a word piece per short word, one
-more for every four characters past the fourth, one per punctuation mark. It leans
+The default is a fast approximation of a BPE tokenizer: a token per four characters of
+a word (at least one), one per punctuation mark. It leans
 towards over-counting, which keeps budgets safe.
 """
 
@@ -12,18 +12,17 @@ from collections.abc import Callable
 
 TokenCounter = Callable[[str], int]
 
-_PIECE = re.compile(r"\w+|[^\w\s]")
-
-
-def _piece_tokens(piece: str) -> int:
-    if len(piece) == 1 or not (piece[0].isalnum() or piece[0] == "_"):
-        return 1
-    return 1 + max(0, len(piece) - 4) // 4
+_WORD = re.compile(r"\w+")
+_LONG_WORD = re.compile(r"\w{8,}")
+_OTHER = re.compile(r"[^\w\s]")
 
 
 def approximate_tokens(text: str) -> int:
-    """Approximate token count of `text` (0 for empty text)."""
-    return sum(_piece_tokens(match.group()) for match in _PIECE.finditer(text))
+    """Approximate token count of `text` (0 for empty text): a token per four
+    characters of a word (at least one), one per other non-space character."""
+    words = len(_WORD.findall(text))
+    extra = sum(len(word) // 4 - 1 for word in _LONG_WORD.findall(text))
+    return words + extra + len(_OTHER.findall(text))
 
 
 count_tokens: TokenCounter = approximate_tokens

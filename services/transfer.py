@@ -45,14 +45,13 @@ def _decode(raw: bytes, where: str) -> str:
         ) from None
 
 
-def parse_import(
-    raw: bytes, where: str, default_project: str | None = None
-) -> list[Memory]:
+def parse_import(raw: bytes, where: str, default_project: str | None = None) -> list[Memory]:
     """Validate an export document or JSONL. Raises ValidationFailed listing every
     problem; returns the memories only when there are none."""
     if b"\x00" in raw[:8192]:
-        raise ValidationFailed(f"{where} looks binary; nothing was imported",
-                               [Problem(where, "contains NUL bytes")])
+        raise ValidationFailed(
+            f"{where} looks binary; nothing was imported", [Problem(where, "contains NUL bytes")]
+        )
     text = _decode(raw, where)
     stripped = text.lstrip()
     records: list[tuple[str, Any]] = []
@@ -62,23 +61,28 @@ def parse_import(
         document = json.loads(stripped)
         if "memories" in document:
             if not isinstance(document["memories"], list):
-                raise ValidationFailed(f"{where}: invalid export",
-                                       [Problem(where, "'memories' must be a list")])
+                raise ValidationFailed(
+                    f"{where}: invalid export", [Problem(where, "'memories' must be a list")]
+                )
             if isinstance(document.get("project"), str) and default_project is None:
                 document_project = document["project"]
-            records = [(f"{where}:memories[{i}]", item)
-                       for i, item in enumerate(document["memories"])]
+            records = [
+                (f"{where}:memories[{i}]", item) for i, item in enumerate(document["memories"])
+            ]
         else:
             records = [(f"{where}:1", document)]
     elif stripped.startswith("["):
         try:
             items = json.loads(stripped)
         except json.JSONDecodeError as error:
-            raise ValidationFailed(f"{where} is not valid JSON; nothing was imported",
-                                   [Problem(f"{where}:{error.lineno}", error.msg)]) from None
+            raise ValidationFailed(
+                f"{where} is not valid JSON; nothing was imported",
+                [Problem(f"{where}:{error.lineno}", error.msg)],
+            ) from None
         except (ValueError, RecursionError) as error:  # huge number, deep nesting
-            raise ValidationFailed(f"{where} is not valid JSON; nothing was imported",
-                                   [Problem(where, str(error))]) from None
+            raise ValidationFailed(
+                f"{where} is not valid JSON; nothing was imported", [Problem(where, str(error))]
+            ) from None
         records = [(f"{where}:[{i}]", item) for i, item in enumerate(items)]
     else:
         # Lines end at \n or \r only: str.splitlines would also split at U+2028, U+0085
@@ -100,14 +104,16 @@ def parse_import(
         if memory is None:
             continue
         if memory.id in seen:
-            problems.append(Problem(position, f"duplicate id {memory.id!r} (first at "
-                                              f"{seen[memory.id]})"))
+            problems.append(
+                Problem(position, f"duplicate id {memory.id!r} (first at {seen[memory.id]})")
+            )
             continue
         seen[memory.id] = position
         memories.append(memory)
     if problems:
         raise ValidationFailed(
-            f"{where}: {len(problems)} problem(s); nothing was imported", problems)
+            f"{where}: {len(problems)} problem(s); nothing was imported", problems
+        )
     if not memories:
         raise UserInputError(f"{where}: no memories found")
     return memories

@@ -90,16 +90,18 @@ class VectorIndex:
 
                 settings = Settings(anonymized_telemetry=False, allow_reset=True)
                 if self._host:
-                    client = chromadb.HttpClient(host=self._host, port=self._port,
-                                                 settings=settings)
+                    client = chromadb.HttpClient(
+                        host=self._host, port=self._port, settings=settings
+                    )
                     client.heartbeat()
                 else:
                     assert self._path is not None
                     self._path.mkdir(parents=True, exist_ok=True)
                     client = chromadb.PersistentClient(path=str(self._path), settings=settings)
             except Exception as error:  # chromadb raises many untyped errors
-                raise VectorStoreUnavailable(f"{self.location}: cannot open Chroma ({error})") \
-                    from None
+                raise VectorStoreUnavailable(
+                    f"{self.location}: cannot open Chroma ({error})"
+                ) from None
             self._client = client
             return client
 
@@ -113,8 +115,7 @@ class VectorIndex:
             if create:
                 collection = client.get_or_create_collection(
                     name=name,
-                    metadata={"hnsw:space": "cosine", "model": model_id,
-                              "project": project or ""},
+                    metadata={"hnsw:space": "cosine", "model": model_id, "project": project or ""},
                     embedding_function=None,
                 )
             else:
@@ -170,12 +171,14 @@ class VectorIndex:
                 collection.upsert(
                     ids=[item.vector_id for item in batch],
                     embeddings=[item.vector for item in batch],
-                    metadatas=[{"memory_id": item.memory_id, "chunk": item.chunk_index}
-                               for item in batch],
+                    metadatas=[
+                        {"memory_id": item.memory_id, "chunk": item.chunk_index} for item in batch
+                    ],
                 )
         except Exception as error:
-            raise VectorStoreUnavailable(f"{self.location}: cannot write vectors ({error})") \
-                from None
+            raise VectorStoreUnavailable(
+                f"{self.location}: cannot write vectors ({error})"
+            ) from None
 
     def query(
         self, model_id: str, vector: Vectors, limit: int, projects: Iterable[str | None] | None
@@ -190,13 +193,12 @@ class VectorIndex:
         query = [np.asarray(vector, dtype=np.float32).tolist()]
         for collection in collections:
             try:
-                result = collection.query(query_embeddings=query, n_results=limit,
-                                          include=["distances"])
+                result = collection.query(
+                    query_embeddings=query, n_results=limit, include=["distances"]
+                )
             except Exception as error:
-                raise VectorStoreUnavailable(f"{self.location}: query failed ({error})") \
-                    from None
-            for vector_id, distance in zip(result["ids"][0], result["distances"][0],
-                                           strict=True):
+                raise VectorStoreUnavailable(f"{self.location}: query failed ({error})") from None
+            for vector_id, distance in zip(result["ids"][0], result["distances"][0], strict=True):
                 memory_id, chunk = memory_id_of(vector_id)
                 hits.append(VectorHit(memory_id, chunk, 1.0 - float(distance)))
         hits.sort(key=lambda hit: hit.similarity, reverse=True)
@@ -210,19 +212,27 @@ class VectorIndex:
         if collection is None or not memory_ids:
             return {}
         result = collection.get(ids=list(memory_ids), include=["embeddings"])
-        return {vid: np.asarray(vec, dtype=np.float32)
-                for vid, vec in zip(result["ids"], result["embeddings"], strict=True)}
+        return {
+            vid: np.asarray(vec, dtype=np.float32)
+            for vid, vec in zip(result["ids"], result["embeddings"], strict=True)
+        }
 
-    def delete_memories(self, model_id: str, project: str | None, memory_ids: Sequence[str],
-                        chunk_counts: dict[str, int] | None = None) -> None:
+    def delete_memories(
+        self,
+        model_id: str,
+        project: str | None,
+        memory_ids: Sequence[str],
+        chunk_counts: dict[str, int] | None = None,
+    ) -> None:
         collection = self._collection(model_id, project, create=False)
         if collection is None or not memory_ids:
             return
         try:
             collection.delete(where={"memory_id": {"$in": list(memory_ids)}})
         except Exception as error:
-            raise VectorStoreUnavailable(f"{self.location}: cannot delete vectors ({error})") \
-                from None
+            raise VectorStoreUnavailable(
+                f"{self.location}: cannot delete vectors ({error})"
+            ) from None
 
     def memory_ids(self, model_id: str) -> dict[str, set[str]]:
         """Whole-memory ids per collection name, for reconciling with SQLite."""

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, settings
 
 from tests.fakes import HashEmbedder
 
-settings.register_profile("default", deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", deadline=None, max_examples=50,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "corpus-2k"

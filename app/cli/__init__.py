@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from app.cli.common import cli
 from app.cli import demo, maintenance, memories, search, transfer  # noqa: F401
+from app.cli.common import cli
 
 
 def main() -> None:

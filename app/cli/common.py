@@ -55,14 +55,15 @@ class CliState:
         from app.background import INLINE_LIMIT, embedding_lock, spawn_background_embedder
 
         engram = self.engram()
-        waiting = engram.store.pending_count(engram.embedder.model_id)
+        waiting = engram.store.pending_vector_count(engram.embedder.model_id)
         change = engram.model_change()
         if change is not None:
-            if spawn_background_embedder(self.data_dir) and not os.environ.get(
-                    "ENGRAM_BACKGROUND"):
-                err(f"re-embedding {change.remaining()} memories with "
+            if spawn_background_embedder(self.data_dir) and not os.environ.get("ENGRAM_BACKGROUND"):
+                err(
+                    f"re-embedding {change.remaining()} memories with "
                     f"{engram.target_embedder.model_id} in the background; searches use "
-                    f"{engram.embedder.model_id} until it is done")
+                    f"{engram.embedder.model_id} until it is done"
+                )
             return
         if not waiting:
             return
@@ -72,8 +73,11 @@ class CliState:
                     engram.service.catch_up()
             return
         if spawn_background_embedder(self.data_dir) and not os.environ.get("ENGRAM_BACKGROUND"):
-            err(f"{waiting} memories are being embedded in the background; until then "
-                "they are found by keywords")
+            memories = engram.store.pending_count(engram.embedder.model_id)
+            err(
+                f"{memories} memories are being embedded in the background; until then "
+                "they are found by keywords"
+            )
 
     @contextmanager
     def vector_access(self) -> Iterator[bool]:
@@ -105,13 +109,15 @@ def console() -> Any:
 
 
 def json_option(function: F) -> F:
-    return click.option("--json", "as_json", is_flag=True,
-                        help="Print machine-readable JSON.")(function)
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(
+        function
+    )
 
 
 def project_option(function: F) -> F:
-    return click.option("--project", "-p", default=None,
-                        help="Project the memories belong to.")(function)
+    return click.option("--project", "-p", default=None, help="Project the memories belong to.")(
+        function
+    )
 
 
 def handle_errors(function: F) -> F:
@@ -140,15 +146,22 @@ def handle_errors(function: F) -> F:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
-              help="Data folder (default: ENGRAM_DATA_DIR or the user data folder).")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Data folder (default: ENGRAM_DATA_DIR or the user data folder).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log what happens to stderr.")
 @click.version_option(package_name="engram")
 @click.pass_context
 def cli(ctx: click.Context, data_dir: str | None, verbose: bool) -> None:
     """Engram: a local, private memory for coding with AI assistants."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
     state = CliState(data_dir, verbose)
     ctx.obj = state
     ctx.call_on_close(state.close)
@@ -158,7 +171,13 @@ pass_state = click.make_pass_decorator(CliState)
 
 
 def memory_summary(memory: Memory) -> dict[str, Any]:
-    return {"id": memory.id, "project": memory.project, "type": memory.type.value,
-            "title": memory.title, "tier": memory.tier.value,
-            "confidence": round(memory.confidence, 3), "created_at": memory.created_at,
-            "tags": memory.tags}
+    return {
+        "id": memory.id,
+        "project": memory.project,
+        "type": memory.type.value,
+        "title": memory.title,
+        "tier": memory.tier.value,
+        "confidence": round(memory.confidence, 3),
+        "created_at": memory.created_at,
+        "tags": memory.tags,
+    }

@@ -39,13 +39,17 @@ def demo(state: CliState) -> None:
             response = engram.service.search(query, MemoryFilter(project=project), limit=2)
             for result in response.results:
                 b = result.breakdown
-                out.print(f"  {result.score:.2f}  [bold]{result.memory.title}[/bold]  "
-                          f"[dim](dense {b.dense:.2f}, bm25 {b.lexical:.2f}, "
-                          f"identifiers {b.identifier:.2f})[/dim]")
+                out.print(
+                    f"  {result.score:.2f}  [bold]{result.memory.title}[/bold]  "
+                    f"[dim](dense {b.dense:.2f}, bm25 {b.lexical:.2f}, "
+                    f"identifiers {b.identifier:.2f})[/dim]"
+                )
             out.print("")
     finally:
         engram.close()
-    click.echo("Your own memories live in " + str(state.data_dir) + ". Try:\n"
-               "  engram add 'We deploy with blue-green releases' --type decision -p myproj\n"
-               "  engram search 'how do we deploy' -p myproj\n"
-               "  engram import memories.jsonl   |   engram --help")
+    click.echo(
+        "Your own memories live in " + str(state.data_dir) + ". Try:\n"
+        "  engram add 'We deploy with blue-green releases' --type decision -p myproj\n"
+        "  engram search 'how do we deploy' -p myproj\n"
+        "  engram import memories.jsonl   |   engram --help"
+    )

@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from app.cli.common import CliState, cli, console, emit_json, handle_errors, json_option, pass_state
+from app.cli.common import (
+    CliState,
+    cli,
+    console,
+    emit_json,
+    err,
+    handle_errors,
+    json_option,
+    pass_state,
+)
 from services.filters import MemoryFilter
 
 
@@ -19,11 +28,11 @@ def cleanup(state: CliState, force_decay: bool, as_json: bool) -> None:
     """Weekly decay of unused memories; archive (never delete) the unneeded ones."""
     report = state.engram(catch_up=False).lifecycle.cleanup(force_decay=force_decay)
     if as_json:
-        emit_json({"decayed": report.decayed, "archived": report.archived,
-                   "decay_ran": report.decay_ran})
+        emit_json(
+            {"decayed": report.decayed, "archived": report.archived, "decay_ran": report.decay_ran}
+        )
         return
-    decay = (f"decayed {report.decayed} unused memories" if report.decay_ran
-             else "decay not due yet")
+    decay = f"decayed {report.decayed} unused memories" if report.decay_ran else "decay not due yet"
     click.echo(f"{decay}; archived {report.archived}")
 
 
@@ -45,8 +54,9 @@ def reindex(state: CliState, as_json: bool) -> None:
     if as_json:
         emit_json({"memories": total, "embedded": embedded, "model": engram.embedder.model_id})
     else:
-        click.echo(f"reindexed {total} memories ({embedded} embedded with "
-                   f"{engram.embedder.model_id})")
+        click.echo(
+            f"reindexed {total} memories ({embedded} embedded with {engram.embedder.model_id})"
+        )
 
 
 def _stats(state: CliState) -> dict[str, Any]:
@@ -68,6 +78,7 @@ def _stats(state: CliState) -> dict[str, Any]:
         "by_tier": grouped(MemoryRow.tier),
         "waiting_for_embedding": engram.store.pending_count(engram.embedder.model_id),
         "embedding_model": engram.embedder.model_id,
+        "embedding_dimension": engram.store.meta_get("embedder.active_dimension"),
         "searches": engram.metrics.summary(),
     }
 
@@ -83,8 +94,10 @@ def stats(state: CliState, as_json: bool) -> None:
         emit_json(data)
         return
     out = console()
-    out.print(f"[bold]{data['memories']}[/bold] memories in {data['data_dir']} "
-              f"({data['waiting_for_embedding']} waiting for embedding)")
+    out.print(
+        f"[bold]{data['memories']}[/bold] memories in {data['data_dir']} "
+        f"({data['waiting_for_embedding']} waiting for embedding)"
+    )
     for key in ("by_project", "by_type", "by_tier"):
         pairs = ", ".join(f"{k}: {v}" for k, v in sorted(data[key].items()))
         out.print(f"  {key.replace('_', ' ')}: {pairs or '-'}")
@@ -92,8 +105,10 @@ def stats(state: CliState, as_json: bool) -> None:
     out.print(f"searches in the last {searches['days']} days: {searches['searches']}")
     if searches["searches"]:
         latency = searches["latency_ms"]
-        out.print(f"  latency p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms; "
-                  f"empty: {searches['empty_searches']}; flags: {searches['flags'] or '-'}")
+        out.print(
+            f"  latency p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms; "
+            f"empty: {searches['empty_searches']}; flags: {searches['flags'] or '-'}"
+        )
 
 
 @cli.group()
@@ -147,7 +162,12 @@ def config_get(state: CliState, key: str, as_json: bool) -> None:
 def config_set(state: CliState, key: str, value: str, as_json: bool) -> None:
     from app.settings import SETTINGS_FILE, Settings
 
-    stored = Settings(state.data_dir / SETTINGS_FILE).set(key, value)
+    settings = Settings(state.data_dir / SETTINGS_FILE)
+    stored = settings.set(key, value)
+    if settings.source(key) == "env":
+        from app.settings import setting
+
+        err(f"note: {setting(key).env_var} is set and overrides this value")
     if as_json:
         emit_json({"key": key, "value": stored})
     else:

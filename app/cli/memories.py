@@ -30,40 +30,62 @@ def parse_date(value: str | None, option: str) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO date (YYYY-MM-DD)",
-                                 param_hint=option) from None
+        raise click.BadParameter(
+            f"{value!r} is not an ISO date (YYYY-MM-DD)", param_hint=option
+        ) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def filter_options(function: Any) -> Any:
     """The filters shared by `list` and `search`."""
     options = [
-        click.option("--type", "-t", "types", multiple=True, type=TYPE_CHOICE,
-                     help="Only these types (repeatable)."),
+        click.option(
+            "--type",
+            "-t",
+            "types",
+            multiple=True,
+            type=TYPE_CHOICE,
+            help="Only these types (repeatable).",
+        ),
         click.option("--tag", "tags", multiple=True, help="Only memories with this tag."),
         click.option("--after", help="Created on or after this date (ISO)."),
         click.option("--before", help="Created before this date (ISO)."),
         click.option("--exclude-session", help="Leave out memories from this session."),
         click.option("--min-confidence", type=click.FloatRange(0, 1)),
-        click.option("--mode", type=click.Choice([m.value for m in RetrievalMode]),
-                     default=None, help="Tiers to include (default: standard = hot + warm)."),
+        click.option(
+            "--mode",
+            type=click.Choice([m.value for m in RetrievalMode]),
+            default=None,
+            help="Tiers to include (default: standard = hot + warm).",
+        ),
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
-def build_filter(state: CliState, project: str | None, types: tuple[str, ...],
-                 tags: tuple[str, ...], after: str | None, before: str | None,
-                 exclude_session: str | None, min_confidence: float | None,
-                 mode: str | None) -> Any:
+def build_filter(
+    state: CliState,
+    project: str | None,
+    types: tuple[str, ...],
+    tags: tuple[str, ...],
+    after: str | None,
+    before: str | None,
+    exclude_session: str | None,
+    min_confidence: float | None,
+    mode: str | None,
+) -> Any:
     from services.filters import MemoryFilter
 
     default_mode = state.engram().settings.get("retrieval.mode")
     return MemoryFilter(
-        project=project, types=tuple(MemoryType(t.lower()) for t in types), tags=tags,
-        created_after=parse_date(after, "--after"), created_before=parse_date(before, "--before"),
-        exclude_session=exclude_session, min_confidence=min_confidence,
+        project=project,
+        types=tuple(MemoryType(t.lower()) for t in types),
+        tags=tags,
+        created_after=parse_date(after, "--after"),
+        created_before=parse_date(before, "--before"),
+        exclude_session=exclude_session,
+        min_confidence=min_confidence,
         mode=RetrievalMode(mode or default_mode),
     )
 
@@ -92,18 +114,36 @@ def read_text_argument(value: str) -> str:
 @json_option
 @pass_state
 @handle_errors
-def add(state: CliState, content: str, type_: str, title: str | None, tags: tuple[str, ...],
-        file_refs: tuple[str, ...], confidence: float, scope: str, session_id: str | None,
-        memory_id: str | None, project: str | None, as_json: bool) -> None:
+def add(
+    state: CliState,
+    content: str,
+    type_: str,
+    title: str | None,
+    tags: tuple[str, ...],
+    file_refs: tuple[str, ...],
+    confidence: float,
+    scope: str,
+    session_id: str | None,
+    memory_id: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
     """Store a memory. CONTENT is the text, or - to read it from stdin."""
     data: dict[str, Any] = {
-        "content": read_text_argument(content), "type": type_, "title": title,
-        "tags": list(tags), "file_refs": list(file_refs), "confidence": confidence,
-        "scope": scope, "source": Source.EXPLICIT.value, "session_id": session_id,
+        "content": read_text_argument(content),
+        "type": type_,
+        "title": title,
+        "tags": list(tags),
+        "file_refs": list(file_refs),
+        "confidence": confidence,
+        "scope": scope,
+        "source": Source.EXPLICIT.value,
+        "session_id": session_id,
         "id": memory_id,
     }
-    memory = state.engram().service.add({k: v for k, v in data.items() if v is not None},
-                                        default_project=project, embed=False)
+    memory = state.engram().service.add(
+        {k: v for k, v in data.items() if v is not None}, default_project=project, embed=False
+    )
     state.embed_waiting()
     if as_json:
         emit_json(memory_summary(memory))
@@ -119,18 +159,30 @@ def add(state: CliState, content: str, type_: str, title: str | None, tags: tupl
 @json_option
 @pass_state
 @handle_errors
-def list_(state: CliState, project: str | None, types: tuple[str, ...], tags: tuple[str, ...],
-          after: str | None, before: str | None, exclude_session: str | None,
-          min_confidence: float | None, mode: str | None, limit: int, offset: int,
-          as_json: bool) -> None:
+def list_(
+    state: CliState,
+    project: str | None,
+    types: tuple[str, ...],
+    tags: tuple[str, ...],
+    after: str | None,
+    before: str | None,
+    exclude_session: str | None,
+    min_confidence: float | None,
+    mode: str | None,
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
     """List memories, newest first."""
     engram = state.engram(catch_up=False)
-    flt = build_filter(state, project, types, tags, after, before, exclude_session,
-                       min_confidence, mode)
+    flt = build_filter(
+        state, project, types, tags, after, before, exclude_session, min_confidence, mode
+    )
     memories = engram.store.query(flt, limit=limit, offset=offset)
     if as_json:
-        emit_json({"total": engram.store.count(flt),
-                   "memories": [memory_summary(m) for m in memories]})
+        emit_json(
+            {"total": engram.store.count(flt), "memories": [memory_summary(m) for m in memories]}
+        )
         return
     from rich.table import Table
 
@@ -138,8 +190,9 @@ def list_(state: CliState, project: str | None, types: tuple[str, ...], tags: tu
     for column in ("id", "type", "project", "created", "title"):
         table.add_column(column)
     for memory in memories:
-        table.add_row(memory.id, memory.type.value, memory.project or "",
-                      memory.created_at[:10], memory.title)
+        table.add_row(
+            memory.id, memory.type.value, memory.project or "", memory.created_at[:10], memory.title
+        )
     console().print(table)
     click.echo(f"{len(memories)} of {engram.store.count(flt)} memories")
 
@@ -156,14 +209,18 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
     chunks = engram.store.chunks(memory_id)
     if as_json:
         data = memory.to_dict()
-        data["chunks"] = [{"index": c.index, "kind": c.kind, "language": c.language,
-                           "tokens": c.token_count} for c in chunks]
+        data["chunks"] = [
+            {"index": c.index, "kind": c.kind, "language": c.language, "tokens": c.token_count}
+            for c in chunks
+        ]
         emit_json(data)
         return
     out = console()
     out.print(f"[bold]{memory.title}[/bold]  ({memory.type.value}, {memory.id})")
-    out.print(f"project: {memory.project or '-'}   tier: {memory.tier.value}   "
-              f"confidence: {memory.confidence:.2f}   created: {memory.created_at}")
+    out.print(
+        f"project: {memory.project or '-'}   tier: {memory.tier.value}   "
+        f"confidence: {memory.confidence:.2f}   created: {memory.created_at}"
+    )
     if memory.tags:
         out.print("tags: " + ", ".join(memory.tags))
     if memory.file_refs:
@@ -191,17 +248,34 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
 @json_option
 @pass_state
 @handle_errors
-def edit(state: CliState, memory_id: str, content: str | None, title: str | None,
-         type_: str | None, tags: tuple[str, ...], file_refs: tuple[str, ...],
-         confidence: float | None, tier: str | None, scope: str | None, summary: str | None,
-         project: str | None, as_json: bool) -> None:
+def edit(
+    state: CliState,
+    memory_id: str,
+    content: str | None,
+    title: str | None,
+    type_: str | None,
+    tags: tuple[str, ...],
+    file_refs: tuple[str, ...],
+    confidence: float | None,
+    tier: str | None,
+    scope: str | None,
+    summary: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
     """Change fields of a memory."""
     changes: dict[str, Any] = {}
     if content is not None:
         changes["content"] = read_text_argument(content)
-    for key, value in (("title", title), ("type", type_), ("confidence", confidence),
-                       ("tier", tier), ("scope", scope), ("summary", summary),
-                       ("project", project)):
+    for key, value in (
+        ("title", title),
+        ("type", type_),
+        ("confidence", confidence),
+        ("tier", tier),
+        ("scope", scope),
+        ("summary", summary),
+        ("project", project),
+    ):
         if value is not None:
             changes[key] = value
     if tags:
@@ -233,8 +307,9 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
     if not yes and sys.stdin.isatty():
         click.confirm(f"Delete {len(memory_ids)} memories?", abort=True)
     with state.vector_access() as held:
-        deleted = [engram.service.delete(memory_id, remove_vectors=held).id
-                   for memory_id in memory_ids]
+        deleted = [
+            engram.service.delete(memory_id, remove_vectors=held).id for memory_id in memory_ids
+        ]
     if as_json:
         emit_json({"deleted": deleted})
     else:
@@ -248,8 +323,9 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
 @json_option
 @pass_state
 @handle_errors
-def mark(state: CliState, event: str, memory_ids: tuple[str, ...], session_id: str | None,
-         as_json: bool) -> None:
+def mark(
+    state: CliState, event: str, memory_ids: tuple[str, ...], session_id: str | None, as_json: bool
+) -> None:
     """Record that memories were retrieved, cited, ignored or used.
 
     Use and citation raise confidence (lifecycle.use_boost); unused memories decay."""

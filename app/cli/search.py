@@ -27,13 +27,21 @@ from services.errors import Problem, ValidationFailed
 def result_json(result: Any) -> dict[str, Any]:
     memory, breakdown = result.memory, result.breakdown
     return {
-        "id": memory.id, "score": round(result.score, 6), "type": memory.type.value,
-        "project": memory.project, "title": memory.title, "created_at": memory.created_at,
-        "breakdown": {"dense": round(breakdown.dense, 6), "lexical": round(breakdown.lexical, 6),
-                      "identifier": round(breakdown.identifier, 6),
-                      "intent": round(breakdown.intent, 6),
-                      "matched_identifiers": list(breakdown.matched_identifiers),
-                      "sources": list(breakdown.sources), "best_chunk": breakdown.best_chunk},
+        "id": memory.id,
+        "score": round(result.score, 6),
+        "type": memory.type.value,
+        "project": memory.project,
+        "title": memory.title,
+        "created_at": memory.created_at,
+        "breakdown": {
+            "dense": round(breakdown.dense, 6),
+            "lexical": round(breakdown.lexical, 6),
+            "identifier": round(breakdown.identifier, 6),
+            "intent": round(breakdown.intent, 6),
+            "matched_identifiers": list(breakdown.matched_identifiers),
+            "sources": list(breakdown.sources),
+            "best_chunk": breakdown.best_chunk,
+        },
     }
 
 
@@ -43,8 +51,9 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise ValidationFailed(f"{path} is not valid UTF-8",
-                               [Problem(str(path), f"byte {error.start}")]) from None
+        raise ValidationFailed(
+            f"{path} is not valid UTF-8", [Problem(str(path), f"byte {error.start}")]
+        ) from None
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -57,14 +66,16 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
         if not isinstance(item, dict) or not isinstance(item.get("query"), str):
             problems.append(Problem(where, "expected an object with a string 'query'"))
             continue
-        if "project" in item and item["project"] is not None and not isinstance(
-                item["project"], str):
+        if (
+            "project" in item
+            and item["project"] is not None
+            and not isinstance(item["project"], str)
+        ):
             problems.append(Problem(where, "'project' must be a string"))
             continue
         queries.append(item)
     if problems:
-        raise ValidationFailed(f"{path}: {len(problems)} problem(s) in the queries file",
-                               problems)
+        raise ValidationFailed(f"{path}: {len(problems)} problem(s) in the queries file", problems)
     return queries
 
 
@@ -72,22 +83,49 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
 @click.argument("query", required=False)
 @project_option
 @filter_options
-@click.option("--limit", "-n", type=click.IntRange(1, 1000), default=None,
-              help="How many results (default: the retrieval.limit setting).")
-@click.option("--retriever", type=click.Choice(["hybrid", "dense", "lexical"]),
-              default="hybrid", show_default=True)
-@click.option("--queries-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="JSONL of {id, query, project?}: one JSON result line per query.")
-@click.option("--record/--no-record", default=False,
-              help="Record the results as retrieved (usage statistics).")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="How many results (default: the retrieval.limit setting).",
+)
+@click.option(
+    "--retriever",
+    type=click.Choice(["hybrid", "dense", "lexical"]),
+    default="hybrid",
+    show_default=True,
+)
+@click.option(
+    "--queries-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSONL of {id, query, project?}: one JSON result line per query.",
+)
+@click.option(
+    "--record/--no-record",
+    default=False,
+    help="Record the results as retrieved (usage statistics).",
+)
 @json_option
 @pass_state
 @handle_errors
-def search(state: CliState, query: str | None, project: str | None, types: tuple[str, ...],
-           tags: tuple[str, ...], after: str | None, before: str | None,
-           exclude_session: str | None, min_confidence: float | None, mode: str | None,
-           limit: int | None, retriever: str, queries_file: Path | None, record: bool,
-           as_json: bool) -> None:
+def search(
+    state: CliState,
+    query: str | None,
+    project: str | None,
+    types: tuple[str, ...],
+    tags: tuple[str, ...],
+    after: str | None,
+    before: str | None,
+    exclude_session: str | None,
+    min_confidence: float | None,
+    mode: str | None,
+    limit: int | None,
+    retriever: str,
+    queries_file: Path | None,
+    record: bool,
+    as_json: bool,
+) -> None:
     """Find memories: hybrid of meaning, keywords and code identifiers."""
     from services.retrieval import RetrieverKind
 
@@ -95,23 +133,35 @@ def search(state: CliState, query: str | None, project: str | None, types: tuple
         raise click.UsageError("give a QUERY or --queries-file (not both)")
     engram = state.engram()
     limit = limit or engram.settings.get("retrieval.limit")
-    flt = build_filter(state, project, types, tags, after, before, exclude_session,
-                       min_confidence, mode)
+    flt = build_filter(
+        state, project, types, tags, after, before, exclude_session, min_confidence, mode
+    )
     kind = RetrieverKind(retriever)
     if queries_file is not None:
         for item in read_queries(queries_file):
             scoped = replace(flt, project=item.get("project") or flt.project)
             response = engram.service.search(item["query"], scoped, limit, kind, record)
-            emit_json({"id": item.get("id"),
-                       "results": [{"id": r.memory.id, "score": round(r.score, 6)}
-                                   for r in response.results]})
+            emit_json(
+                {
+                    "id": item.get("id"),
+                    "results": [
+                        {"id": r.memory.id, "score": round(r.score, 6)} for r in response.results
+                    ],
+                }
+            )
         return
     assert query is not None
     response = engram.service.search(query, flt, limit, kind, record)
     if as_json:
-        emit_json({"query": query, "retriever": retriever, "flags": response.flags,
-                   "took_ms": round(response.metrics.total_ms, 2),
-                   "results": [result_json(r) for r in response.results]})
+        emit_json(
+            {
+                "query": query,
+                "retriever": retriever,
+                "flags": response.flags,
+                "took_ms": round(response.metrics.total_ms, 2),
+                "results": [result_json(r) for r in response.results],
+            }
+        )
         return
     out = console()
     for flag in response.flags:
@@ -125,5 +175,7 @@ def search(state: CliState, query: str | None, project: str | None, types: tuple
         if b.matched_identifiers:
             why += " (" + ", ".join(b.matched_identifiers) + ")"
         out.print(f"{rank:>2}. [bold]{memory.title}[/bold]  [dim]{memory.id}[/dim]")
-        out.print(f"    {memory.type.value} · {memory.project or '-'} · "
-                  f"{memory.created_at[:10]} · score {result.score:.3f} = {why}")
+        out.print(
+            f"    {memory.type.value} · {memory.project or '-'} · "
+            f"{memory.created_at[:10]} · score {result.score:.3f} = {why}"
+        )

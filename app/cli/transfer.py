@@ -24,21 +24,26 @@ from services.filters import MemoryFilter
 
 @cli.command()
 @project_option
-@click.option("--format", "format_", type=click.Choice(["json", "jsonl"]), default="json",
-              show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write to this file instead of stdout.")
+@click.option(
+    "--format", "format_", type=click.Choice(["json", "jsonl"]), default="json", show_default=True
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file instead of stdout.",
+)
 @json_option
 @pass_state
 @handle_errors
-def export(state: CliState, project: str | None, format_: str, output: Path | None,
-           as_json: bool) -> None:
+def export(
+    state: CliState, project: str | None, format_: str, output: Path | None, as_json: bool
+) -> None:
     """Export memories (all tiers, superseded included) as JSON or JSONL."""
     from services.transfer import export_document
 
     engram = state.engram(catch_up=False)
-    memories = (m for m in engram.store.iter_all()
-                if project is None or m.project == project)
+    memories = (m for m in engram.store.iter_all() if project is None or m.project == project)
     if format_ == "json":
         text = json.dumps(export_document(memories, project), ensure_ascii=False, indent=1)
     else:
@@ -65,8 +70,14 @@ def export(state: CliState, project: str | None, format_: str, output: Path | No
 @json_option
 @pass_state
 @handle_errors
-def import_(state: CliState, file: Path, replace: bool, skip_existing: bool,
-            project: str | None, as_json: bool) -> None:
+def import_(
+    state: CliState,
+    file: Path,
+    replace: bool,
+    skip_existing: bool,
+    project: str | None,
+    as_json: bool,
+) -> None:
     """Import an export (JSON) or JSONL: all or nothing, every problem reported."""
     from services.transfer import read_import_file
 
@@ -84,11 +95,18 @@ def import_(state: CliState, file: Path, replace: bool, skip_existing: bool,
     state.embed_waiting()
     waiting = min(report.imported, engram.store.pending_count(engram.embedder.model_id))
     if as_json:
-        emit_json({"imported": report.imported, "skipped": report.skipped,
-                   "queued_for_embedding": waiting})
+        emit_json(
+            {
+                "imported": report.imported,
+                "skipped": report.skipped,
+                "queued_for_embedding": waiting,
+            }
+        )
         return
-    click.echo(f"imported {report.imported} memories"
-               + (f", skipped {report.skipped} existing" if report.skipped else ""))
+    click.echo(
+        f"imported {report.imported} memories"
+        + (f", skipped {report.skipped} existing" if report.skipped else "")
+    )
 
 
 @cli.command()
@@ -98,8 +116,9 @@ def import_(state: CliState, file: Path, replace: bool, skip_existing: bool,
 @json_option
 @pass_state
 @handle_errors
-def ingest(state: CliState, file: str, session_id: str | None, project: str | None,
-           as_json: bool) -> None:
+def ingest(
+    state: CliState, file: str, session_id: str | None, project: str | None, as_json: bool
+) -> None:
     """Store the `MEMORY:type:content` lines of FILE (or stdin)."""
     if file == "-":
         raw, where = sys.stdin.buffer.read(), "<stdin>"
@@ -114,8 +133,9 @@ def ingest(state: CliState, file: str, session_id: str | None, project: str | No
     report = state.engram().service.ingest(text, where, project, session_id, embed=False)
     state.embed_waiting()
     if as_json:
-        emit_json({"stored": [m.id for m in report.stored],
-                   "problems": [str(p) for p in report.problems]})
+        emit_json(
+            {"stored": [m.id for m in report.stored], "problems": [str(p) for p in report.problems]}
+        )
     else:
         click.echo(f"stored {len(report.stored)} memories")
         for problem in report.problems:

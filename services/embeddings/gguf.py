@@ -46,8 +46,12 @@ class GGUFEmbedder:
                 raise EmbedderUnavailable(f"llama-cpp-python is not installed ({error})") from None
             try:
                 llama = Llama(
-                    model_path=str(self._path), embedding=True, n_ctx=self._context_tokens,
-                    n_threads=self._threads, verbose=False, pooling_type=1,
+                    model_path=str(self._path),
+                    embedding=True,
+                    n_ctx=self._context_tokens,
+                    n_threads=self._threads,
+                    verbose=False,
+                    pooling_type=1,
                 )
             except Exception as error:  # llama.cpp raises ValueError/RuntimeError variously
                 raise EmbedderUnavailable(f"{self._path}: cannot load ({error})") from None

@@ -99,7 +99,9 @@ class OnnxMiniLMEmbedder:
                     str(model_path), options, providers=["CPUExecutionProvider"]
                 )
             except Exception as error:  # onnxruntime raises its own untyped errors
-                raise EmbedderUnavailable(f"{model_path}: cannot load the model ({error})") from None
+                raise EmbedderUnavailable(
+                    f"{model_path}: cannot load the model ({error})"
+                ) from None
             self._input_names = {i.name for i in session.get_inputs()}
             self._tokenizer = tokenizer
             self._session = session

@@ -15,8 +15,13 @@ from services.errors import EmbedderUnavailable
 
 class OpenAIEmbedder:
     def __init__(
-        self, base_url: str, model: str, api_key: str | None = None,
-        dimension: int | None = None, timeout_s: float = 30.0, batch_size: int = 64,
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dimension: int | None = None,
+        timeout_s: float = 30.0,
+        batch_size: int = 64,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self._url = base_url.rstrip("/") + ("" if base_url.rstrip("/").endswith("/v1") else "/v1")
@@ -54,12 +59,15 @@ class OpenAIEmbedder:
             raise EmbedderUnavailable(f"{endpoint}: cannot reach the endpoint ({error})") from None
         if response.status_code != 200:
             raise EmbedderUnavailable(
-                f"{endpoint}: HTTP {response.status_code}: {response.text[:200]}")
+                f"{endpoint}: HTTP {response.status_code}: {response.text[:200]}"
+            )
         try:
             data = sorted(response.json()["data"], key=lambda item: item["index"])
             rows = [[float(x) for x in item["embedding"]] for item in data]
         except (ValueError, KeyError, TypeError) as error:
             raise EmbedderUnavailable(f"{endpoint}: unexpected answer ({error})") from None
         if len(rows) != len(batch):
-            raise EmbedderUnavailable(f"{endpoint}: asked for {len(batch)} vectors, got {len(rows)}")
+            raise EmbedderUnavailable(
+                f"{endpoint}: asked for {len(batch)} vectors, got {len(rows)}"
+            )
         return rows

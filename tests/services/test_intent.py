@@ -25,8 +25,9 @@ def test_wording_names_the_types(query: str, expected: set[T]) -> None:
     assert intended_types(query) == expected
 
 
-@pytest.mark.parametrize("query", ["warm_expired_log_record", "TypeError in useBoard",
-                                   "refund amounts for invoices"])
+@pytest.mark.parametrize(
+    "query", ["warm_expired_log_record", "TypeError in useBoard", "refund amounts for invoices"]
+)
 def test_queries_without_type_words_ask_for_nothing(query: str) -> None:
     assert intended_types(query) == frozenset()
 
