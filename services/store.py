@@ -32,6 +32,7 @@ from services.db import (
 from services.errors import NotFoundError, UserInputError
 from services.filters import MemoryFilter
 from services.memory import Memory, now_iso, parse_time, title_from_content
+from services.migrations import FTS_TABLE_SQL, project_token
 from services.types import MemoryType, Scope, Source, Tier, UsageEvent
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
@@ -171,23 +172,26 @@ class MemoryStore:
             ).execute()
         if not self.fts_available():
             return
+        project = project_token(memory.project)
         rows = [
             (
                 memory.title,
                 memory.content,
                 " ".join(memory.tags),
                 " ".join(memory.file_refs),
+                project,
                 memory.id,
                 -1,
             )
         ]
         if len(chunks) > 1:
             rows.extend(
-                (memory.title, chunk.text, "", "", memory.id, chunk.index) for chunk in chunks
+                (memory.title, chunk.text, "", "", project, memory.id, chunk.index)
+                for chunk in chunks
             )
         self.database.connection().executemany(
-            "INSERT INTO memory_fts (title, content, tags, refs, memory_id, chunk_idx) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO memory_fts (title, content, tags, refs, project, memory_id, chunk_idx) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
 
@@ -261,7 +265,7 @@ class MemoryStore:
                 values.pop("embedded_model")
                 values.pop("staged_model")
             MemoryRow.update(**values).where(MemoryRow.id == memory_id).execute()
-            if text_changed:
+            if text_changed or updated.project != current.project:
                 self._unindex_text(memory_id)
                 self._index_text(updated)
         return updated
@@ -444,20 +448,14 @@ class MemoryStore:
         expression = fts_query(text)
         if expression is None or not self.fts_available():
             return []
+        if project is not None:
+            expression = f"project : {project_token(project)} AND ({expression})"
         sql = (
-            "SELECT memory_id, chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0) AS rank "
+            "SELECT memory_id, chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0, 0.0) AS rank "
             "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?"
         )
-        params: list[Any] = [expression, limit * 4]
-        if project is not None:
-            sql = (
-                "SELECT f.memory_id, f.chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0) AS rank "
-                "FROM memory_fts f JOIN memory m ON m.id = f.memory_id "
-                "WHERE memory_fts MATCH ? AND m.project = ? ORDER BY rank LIMIT ?"
-            )
-            params = [expression, project, limit * 4]
         with self._reading():
-            rows = self.database.execute_sql(sql, params).fetchall()
+            rows = self.database.execute_sql(sql, [expression, limit * 4]).fetchall()
         best: dict[str, LexicalHit] = {}
         for memory_id, chunk_idx, rank in rows:
             if memory_id not in best:
@@ -470,28 +468,19 @@ class MemoryStore:
         if not words or not self.fts_available():
             return []
         expression = '"' + " ".join(words) + '"'
-        sql = "SELECT DISTINCT f.memory_id FROM memory_fts f"
-        params: list[Any] = []
         if project is not None:
-            sql += " JOIN memory m ON m.id = f.memory_id WHERE memory_fts MATCH ? AND m.project = ?"
-            params = [expression, project]
-        else:
-            sql += " WHERE memory_fts MATCH ?"
-            params = [expression]
-        sql += " LIMIT ?"
-        params.append(limit)
+            expression = f"project : {project_token(project)} AND {expression}"
+        sql = "SELECT DISTINCT memory_id FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?"
         with self._reading():
-            return [str(row[0]) for row in self.database.execute_sql(sql, params).fetchall()]
+            rows = self.database.execute_sql(sql, [expression, limit]).fetchall()
+        return [str(row[0]) for row in rows]
 
     def rebuild_fts(self) -> int:
         """Recreate the lexical index and the chunks from the records; returns the count."""
         count = 0
         with self.writing():
             self.database.execute_sql("DROP TABLE IF EXISTS memory_fts")
-            self.database.execute_sql(
-                "CREATE VIRTUAL TABLE memory_fts USING fts5(title, content, tags, refs, "
-                "memory_id UNINDEXED, chunk_idx UNINDEXED, tokenize = 'porter unicode61')"
-            )
+            self.database.execute_sql(FTS_TABLE_SQL)
             self._fts_ok = True
             ChunkRow.delete().execute()
             for row in MemoryRow.select():
