@@ -99,6 +99,8 @@ class Engram:
         return self.indexer.reconcile()
 
     def close(self) -> None:
+        self.metrics.flush()
+        self.retriever.close()
         self.vectors.close()
         self.store.close()
 

@@ -45,26 +45,41 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 class SearchMetricsLog:
-    def __init__(self, retention_days: int = 30) -> None:
+    """Writes search metrics in small batches (one transaction per `batch_size`
+    searches, and at `flush`), so recording stays off the search's critical path."""
+
+    def __init__(self, retention_days: int = 30, batch_size: int = 25) -> None:
         self.retention_days = retention_days
+        self.batch_size = batch_size
         self._pruned = False
+        self._pending: list[dict[str, Any]] = []
 
     def record(self, metrics: SearchMetrics) -> None:
-        """Store one search's metrics; a database that cannot be written (locked by
-        another process) loses them with a warning rather than failing the search."""
-        now = datetime.now(UTC)
+        values = dict(metrics.__dict__)
+        values["flags"] = json.dumps(metrics.flags)
+        values["at"] = datetime.now(UTC).isoformat(timespec="milliseconds")
+        self._pending.append(values)
+        if len(self._pending) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Store the buffered metrics; a database that cannot be written (locked by
+        another process) loses them with a warning rather than failing a search."""
+        pending, self._pending = self._pending, []
         try:
-            if not self._pruned:
-                cutoff = (now - timedelta(days=self.retention_days)).isoformat()
-                SearchMetricRow.delete().where(SearchMetricRow.at < cutoff).execute()
-                self._pruned = True
-            values = dict(metrics.__dict__)
-            values["flags"] = json.dumps(metrics.flags)
-            SearchMetricRow.insert(at=now.isoformat(timespec="milliseconds"), **values).execute()
+            database = SearchMetricRow._meta.database
+            with database.atomic():
+                if not self._pruned:
+                    cutoff = (datetime.now(UTC) - timedelta(days=self.retention_days)).isoformat()
+                    SearchMetricRow.delete().where(SearchMetricRow.at < cutoff).execute()
+                    self._pruned = True
+                if pending:
+                    SearchMetricRow.insert_many(pending).execute()
         except (pw.DatabaseError, sqlite3.DatabaseError) as error:
-            log.warning("search metrics not recorded: %s", error)
+            log.warning("%d search metrics not recorded: %s", len(pending), error)
 
     def summary(self, days: int | None = None) -> dict[str, Any]:
+        self.flush()
         days = days or self.retention_days
         since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
         rows = list(SearchMetricRow.select().where(SearchMetricRow.at >= since))

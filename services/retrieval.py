@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -104,6 +105,17 @@ class HybridRetriever:
         self.weights = weights
         self.candidates = candidates
         self.metrics_log = metrics_log
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-lexical")
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _embed_query(self, query: str, flags: list[str]) -> Vectors | None:
         if self.embedder is None:
@@ -116,6 +128,63 @@ class HybridRetriever:
             log.warning("embedder unavailable, searching lexically only: %s", error)
             flags.append("embedder_unavailable")
             return None
+
+    def _dense_stage(
+        self,
+        query: str,
+        pool: int,
+        projects: list[str] | None,
+        flags: list[str],
+        metrics: SearchMetrics,
+    ) -> tuple[dict[str, tuple[float, int]], Vectors | None]:
+        """Embed the query and find the nearest vectors: best (similarity, chunk) per
+        memory, and the query vector (None when the embedder or index is down)."""
+        dense: dict[str, tuple[float, int]] = {}
+        stage = time.perf_counter()
+        query_vector = self._embed_query(query, flags)
+        metrics.embed_ms = _ms(stage)
+        stage = time.perf_counter()
+        if query_vector is not None and self.embedder is not None:
+            try:
+                for hit in self.vectors.query(self.embedder.model_id, query_vector, pool, projects):
+                    if hit.memory_id not in dense:
+                        dense[hit.memory_id] = (max(0.0, hit.similarity), hit.chunk_index)
+            except VectorStoreUnavailable as error:
+                log.warning("vector index unavailable, searching lexically only: %s", error)
+                flags.append("vectors_unavailable")
+                query_vector = None
+        metrics.dense_ms = _ms(stage)
+        metrics.dense_count = len(dense)
+        return dense, query_vector
+
+    def _lexical_stage(
+        self,
+        query: str,
+        identifiers: list[str],
+        pool: int,
+        project: str | None,
+        flags: list[str],
+        metrics: SearchMetrics,
+    ) -> tuple[dict[str, tuple[float, int]], set[str]]:
+        """BM25 hits (score, chunk) per memory, and the memories naming an identifier."""
+        lexical: dict[str, tuple[float, int]] = {}
+        identifier_ids: set[str] = set()
+        stage = time.perf_counter()
+        if not self.store.fts_available():
+            log.warning("full-text index unavailable, searching by vectors only")
+            flags.append("fts_unavailable")
+        else:
+            for hit in self.store.lexical(key_line(query) or query, pool, project):
+                lexical[hit.memory_id] = (hit.score, hit.chunk_index)
+            for identifier in identifiers:
+                phrase = identifier.rsplit("/", 1)[-1]
+                identifier_ids.update(
+                    self.store.phrase_candidates(phrase, IDENTIFIER_CANDIDATES, project)
+                )
+        metrics.lexical_ms = _ms(stage)
+        metrics.lexical_count = len(lexical)
+        metrics.identifier_count = len(identifier_ids)
+        return lexical, identifier_ids
 
     def search(
         self,
@@ -130,52 +199,39 @@ class HybridRetriever:
         started = time.perf_counter()
         pool = max(self.candidates, limit * 2)
         projects = None if flt.project is None else [flt.project]
-
-        dense: dict[str, tuple[float, int]] = {}
-        query_vector: Vectors | None = None
-        if kind in (RetrieverKind.HYBRID, RetrieverKind.DENSE):
-            stage = time.perf_counter()
-            query_vector = self._embed_query(query, flags)
-            metrics.embed_ms = _ms(stage)
-            stage = time.perf_counter()
-            if query_vector is not None and self.embedder is not None:
-                try:
-                    for hit in self.vectors.query(
-                        self.embedder.model_id, query_vector, pool, projects
-                    ):
-                        if hit.memory_id not in dense:
-                            dense[hit.memory_id] = (max(0.0, hit.similarity), hit.chunk_index)
-                except VectorStoreUnavailable as error:
-                    log.warning("vector index unavailable, searching lexically only: %s", error)
-                    flags.append("vectors_unavailable")
-                    query_vector = None
-            metrics.dense_ms = _ms(stage)
-            metrics.dense_count = len(dense)
-
-        lexical: dict[str, tuple[float, int]] = {}
-        identifier_ids: set[str] = set()
         identifiers = (
             query_identifiers(query)[:MAX_QUERY_IDENTIFIERS] if kind is RetrieverKind.HYBRID else []
         )
-        lexical_wanted = kind in (RetrieverKind.LEXICAL, RetrieverKind.HYBRID)
+
+        # The lexical stage (SQLite) runs beside the query embedding (onnxruntime); both
+        # release the GIL, so a hybrid search costs about the slower of the two.
+        lexical_flags: list[str] = []
+        lexical_job = None
+        if kind is RetrieverKind.HYBRID:
+            lexical_job = self._executor().submit(
+                self._lexical_stage,
+                query,
+                identifiers,
+                pool,
+                flt.project,
+                lexical_flags,
+                metrics,
+            )
+        dense: dict[str, tuple[float, int]] = {}
+        query_vector: Vectors | None = None
+        if kind in (RetrieverKind.HYBRID, RetrieverKind.DENSE):
+            dense, query_vector = self._dense_stage(query, pool, projects, flags, metrics)
+        lexical: dict[str, tuple[float, int]] = {}
+        identifier_ids: set[str] = set()
+        if lexical_job is not None:
+            lexical, identifier_ids = lexical_job.result()
+        elif kind is RetrieverKind.LEXICAL:
+            lexical, identifier_ids = self._lexical_stage(
+                query, identifiers, pool, flt.project, lexical_flags, metrics
+            )
+        flags.extend(lexical_flags)
         if kind is RetrieverKind.HYBRID and query_vector is None:
             flags.append("fallback_lexical")
-        if lexical_wanted:
-            stage = time.perf_counter()
-            if not self.store.fts_available():
-                log.warning("full-text index unavailable, searching by vectors only")
-                flags.append("fts_unavailable")
-            else:
-                for lexical_hit in self.store.lexical(key_line(query) or query, pool, flt.project):
-                    lexical[lexical_hit.memory_id] = (lexical_hit.score, lexical_hit.chunk_index)
-                for identifier in identifiers:
-                    phrase = identifier.rsplit("/", 1)[-1]
-                    identifier_ids.update(
-                        self.store.phrase_candidates(phrase, IDENTIFIER_CANDIDATES, flt.project)
-                    )
-            metrics.lexical_ms = _ms(stage)
-            metrics.lexical_count = len(lexical)
-            metrics.identifier_count = len(identifier_ids)
 
         stage = time.perf_counter()
         candidate_ids = list(dict.fromkeys([*dense, *lexical, *identifier_ids]))

@@ -55,16 +55,27 @@ class LexicalHit:
     score: float  # -bm25(): larger is better
 
 
-def fts_query(text: str, max_terms: int = 64) -> str | None:
-    """An FTS5 MATCH expression (OR of quoted terms) for free text, or None if empty."""
+def fts_terms(text: str, max_terms: int = 64) -> list[str]:
+    """The distinct search words of free text, without stopwords, in order."""
     terms: list[str] = []
     for word in _FTS_WORD.findall(text.lower()):
         for part in word.split("_"):
             if part and part not in _STOPWORDS and part not in terms:
                 terms.append(part)
-    if not terms:
-        return None
-    return " OR ".join(f'"{term}"' for term in terms[:max_terms])
+    return terms[:max_terms]
+
+
+def fts_query(text: str, max_terms: int = 64) -> str | None:
+    """An FTS5 MATCH expression (OR of quoted terms) for free text, or None if empty."""
+    terms = fts_terms(text, max_terms)
+    return " OR ".join(f'"{term}"' for term in terms) if terms else None
+
+
+# Words found in more than this share of the searched memories add almost nothing to
+# BM25 but make FTS5 rank most rows; they are left out of the match (see `lexical`).
+COMMON_TERM_SHARE = 0.35
+PRUNE_FROM_ROWS = 1000
+_DF_CACHE_LIMIT = 50_000
 
 
 _COLUMN_NAMES = tuple(MemoryRow._meta.sorted_field_names)
@@ -125,6 +136,7 @@ class MemoryStore:
         self.max_chunk_tokens = max_chunk_tokens
         self.database = open_database(path, busy_timeout_ms)
         self._fts_ok: bool | None = None
+        self._df_cache: dict[tuple[str, str], int] = {}
 
     def close(self) -> None:
         if not self.database.is_closed():
@@ -395,7 +407,8 @@ class MemoryStore:
                 marks = ", ".join("?" for _ in batch)
                 clause, params = self._filter_sql(flt)
                 cursor = self.database.execute_sql(
-                    f"SELECT {_COLUMNS} FROM memory t1 WHERE t1.id IN ({marks}) AND {clause}",
+                    f"SELECT {_COLUMNS} FROM memory t1 INDEXED BY sqlite_autoindex_memory_1 "
+                    f"WHERE t1.id IN ({marks}) AND {clause}",
                     [*batch, *params],
                 )
                 for values in cursor.fetchall():
@@ -443,19 +456,51 @@ class MemoryStore:
             self._fts_ok = False
         return self._fts_ok
 
+    def _document_frequency(self, scope: str, term: str) -> int:
+        """Rows of the FTS index in `scope` (a project column filter, or "") containing
+        `term`; cached, since it changes slowly and only matters roughly."""
+        key = (scope, term)
+        cached = self._df_cache.get(key)
+        if cached is None:
+            if len(self._df_cache) > _DF_CACHE_LIMIT:
+                self._df_cache.clear()
+            expression = f'{scope}"{term}"' if term else scope.removesuffix(" AND ")
+            row = self.database.execute_sql(
+                "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [expression]
+            ).fetchone()
+            cached = self._df_cache[key] = int(row[0])
+        return cached
+
+    def _selective_terms(self, terms: list[str], scope: str) -> list[str]:
+        """Leave out terms that occur in most rows, keeping at least the two rarest."""
+        if len(terms) <= 2:
+            return terms
+        total = self._document_frequency(scope, "") if scope else self.fts_row_count()
+        if total < PRUNE_FROM_ROWS:
+            return terms  # ranking every match is cheap; keep BM25 exact
+        frequency = {term: self._document_frequency(scope, term) for term in terms}
+        kept = [t for t in terms if 0 < frequency[t] <= COMMON_TERM_SHARE * max(total, 1)]
+        if len(kept) < 2:
+            present = sorted((t for t in terms if frequency[t]), key=frequency.__getitem__)
+            kept = present[:2]
+        return kept
+
     def lexical(self, text: str, limit: int, project: str | None = None) -> list[LexicalHit]:
-        """Best BM25 hits for free text, one per memory (its best row)."""
-        expression = fts_query(text)
-        if expression is None or not self.fts_available():
+        """Best BM25 hits for free text, one per memory (its best row). Very common
+        words are left out of the match: they barely move BM25 and cost the most."""
+        if not self.fts_available():
             return []
-        if project is not None:
-            expression = f"project : {project_token(project)} AND ({expression})"
-        sql = (
-            "SELECT memory_id, chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0, 0.0) AS rank "
-            "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?"
-        )
+        scope = f"project : {project_token(project)} AND " if project is not None else ""
         with self._reading():
-            rows = self.database.execute_sql(sql, [expression, limit * 4]).fetchall()
+            terms = self._selective_terms(fts_terms(text), scope)
+            if not terms:
+                return []
+            expression = scope + "(" + " OR ".join(f'"{term}"' for term in terms) + ")"
+            rows = self.database.execute_sql(
+                "SELECT memory_id, chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0, 0.0) AS rank "
+                "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
+                [expression, limit * 4],
+            ).fetchall()
         best: dict[str, LexicalHit] = {}
         for memory_id, chunk_idx, rank in rows:
             if memory_id not in best:

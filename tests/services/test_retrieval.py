@@ -218,6 +218,7 @@ def test_broken_embedder_falls_back_to_lexical_and_catches_up_later(data_dir: Pa
         assert dense.results == [] and "embedder_unavailable" in dense.flags
         assert broken.indexer.process_pending() == 0  # still broken: stays queued
         assert broken.store.pending_count("test-hash") == 1
+        broken.metrics.flush()
         flags = [json.loads(row.flags) for row in SearchMetricRow.select()]
         assert ["embedder_unavailable", "fallback_lexical"] in flags
     finally:
@@ -261,6 +262,8 @@ def test_search_metrics_are_recorded_and_summarised(loaded: Any) -> None:
     loaded.service.search("refund payments")
     loaded.service.search("WAL", kind=RetrieverKind.LEXICAL)
     loaded.service.search("nothing matches zzzqqq", kind=RetrieverKind.LEXICAL)
+    assert SearchMetricRow.select().count() == before  # buffered off the search path
+    loaded.metrics.flush()
     rows = list(SearchMetricRow.select().order_by(SearchMetricRow.id))[before:]
     assert [r.retriever for r in rows] == ["hybrid", "lexical", "lexical"]
     assert [r.query_chars for r in rows] == [15, 3, 22]
@@ -298,6 +301,7 @@ def test_metrics_older_than_the_retention_are_pruned(engram: Any) -> None:
     assert SearchMetricRow.select().count() == 4
     log = SearchMetricsLog(retention_days=30)
     log.record(SearchMetrics("lexical", "standard", 3))
+    log.flush()
     ages = sorted(
         round((now - datetime.fromisoformat(r.at)) / timedelta(days=1))
         for r in SearchMetricRow.select()
@@ -305,3 +309,12 @@ def test_metrics_older_than_the_retention_are_pruned(engram: Any) -> None:
     assert ages == [0, 1, 29]
     assert log.summary()["searches"] == 3
     assert log.summary(days=2)["searches"] == 2
+
+
+def test_metrics_are_written_in_batches(engram: Any) -> None:
+    log = SearchMetricsLog(batch_size=3)
+    for _ in range(2):
+        log.record(SearchMetrics("hybrid", "standard", 4))
+    assert SearchMetricRow.select().count() == 0
+    log.record(SearchMetrics("hybrid", "standard", 4))
+    assert SearchMetricRow.select().count() == 3
