@@ -24,9 +24,7 @@ from click.testing import CliRunner, Result
 import app.cli  # noqa: F401  (registers every command on the group)
 from app import composition
 from app.cli.common import cli
-from tests.conftest import CORPUS
-
-CORPUS_MEMORIES = CORPUS / "memories.jsonl"
+from tests.conftest import CORPUS_MEMORIES
 
 
 def corpus_records(count: int = 30) -> list[dict[str, Any]]:

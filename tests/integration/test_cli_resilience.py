@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from app.background import INLINE_LIMIT
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS_MEMORIES
 from tests.integration.conftest import clean_env, run_engram
 
 pytestmark = pytest.mark.slow
 
 
 def _corpus(count: int, start: int = 0) -> list[dict[str, Any]]:
-    with (CORPUS / "memories.jsonl").open(encoding="utf-8") as handle:
+    with CORPUS_MEMORIES.open(encoding="utf-8") as handle:
         lines = handle.readlines()[start : start + count]
     return [json.loads(line) for line in lines]
 
