@@ -7,7 +7,7 @@ from importlib import resources
 
 import click
 
-from app.cli.common import CliState, cli, console, handle_errors, pass_state
+from app.cli.common import CliState, cli, console, emit_json, handle_errors, json_option, pass_state
 
 DEMO_QUERIES = (
     ("demo-shop", "TypeError: can't compare offset-naive and offset-aware datetimes"),
@@ -17,9 +17,10 @@ DEMO_QUERIES = (
 
 
 @cli.command()
+@json_option
 @pass_state
 @handle_errors
-def demo(state: CliState) -> None:
+def demo(state: CliState, as_json: bool) -> None:
     """Show Engram on sample memories, in a separate demo data folder."""
     from app.composition import open_engram
     from services.filters import MemoryFilter
@@ -32,6 +33,30 @@ def demo(state: CliState) -> None:
     try:
         engram.service.import_memories(memories, skip_existing=True)
         engram.service.catch_up()
+        if as_json:
+            emit_json(
+                {
+                    "data_dir": str(data_dir),
+                    "searches": [
+                        {
+                            "project": project,
+                            "query": query,
+                            "results": [
+                                {
+                                    "id": r.memory.id,
+                                    "title": r.memory.title,
+                                    "score": round(r.score, 4),
+                                }
+                                for r in engram.service.search(
+                                    query, MemoryFilter(project=project), 2
+                                ).results
+                            ],
+                        }
+                        for project, query in DEMO_QUERIES
+                    ],
+                }
+            )
+            return
         out = console()
         out.print(f"[bold]Engram demo[/bold] — {len(memories)} sample memories in {data_dir}\n")
         for project, query in DEMO_QUERIES:

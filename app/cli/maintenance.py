@@ -176,14 +176,18 @@ def config_set(state: CliState, key: str, value: str, as_json: bool) -> None:
 
 @config.command(name="set-key")
 @click.argument("name", type=click.Choice(["embedder.openai"]))
+@json_option
 @pass_state
 @handle_errors
-def config_set_key(state: CliState, name: str) -> None:
+def config_set_key(state: CliState, name: str, as_json: bool) -> None:
     """Store an API key in the system keyring (never in a file)."""
     from app.secrets import set_api_key
 
-    set_api_key(name, click.prompt("API key", hide_input=True))
-    click.echo(f"stored the key for {name} in the system keyring")
+    set_api_key(name, click.prompt("API key", hide_input=True, err=True))
+    if as_json:
+        emit_json({"stored": name, "where": "keyring"})
+    else:
+        click.echo(f"stored the key for {name} in the system keyring")
 
 
 @cli.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -36,9 +37,23 @@ def parse_date(value: str | None, option: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+FILTER_PARAMETERS = (
+    "project",
+    "types",
+    "tags",
+    "after",
+    "before",
+    "exclude_session",
+    "min_confidence",
+    "mode",
+)
+
+
 def filter_options(function: Any) -> Any:
-    """The filters shared by `list` and `search`."""
+    """The filters shared by `list` and `search` (with --project), handed to the command
+    as one `filters` dict for `build_filter`."""
     options = [
+        click.option("--project", "-p", default=None, help="Only this project."),
         click.option(
             "--type",
             "-t",
@@ -59,34 +74,31 @@ def filter_options(function: Any) -> Any:
             help="Tiers to include (default: standard = hot + warm).",
         ),
     ]
+
+    @functools.wraps(function)
+    def collect(*args: Any, **kwargs: Any) -> Any:
+        kwargs["filters"] = {name: kwargs.pop(name) for name in FILTER_PARAMETERS}
+        return function(*args, **kwargs)
+
     for option in reversed(options):
-        function = option(function)
-    return function
+        collect = option(collect)
+    return collect
 
 
-def build_filter(
-    state: CliState,
-    project: str | None,
-    types: tuple[str, ...],
-    tags: tuple[str, ...],
-    after: str | None,
-    before: str | None,
-    exclude_session: str | None,
-    min_confidence: float | None,
-    mode: str | None,
-) -> Any:
+def build_filter(state: CliState, filters: dict[str, Any]) -> Any:
+    """A MemoryFilter from the options of `filter_options`."""
     from services.filters import MemoryFilter
 
     default_mode = state.engram().settings.get("retrieval.mode")
     return MemoryFilter(
-        project=project,
-        types=tuple(MemoryType(t.lower()) for t in types),
-        tags=tags,
-        created_after=parse_date(after, "--after"),
-        created_before=parse_date(before, "--before"),
-        exclude_session=exclude_session,
-        min_confidence=min_confidence,
-        mode=RetrievalMode(mode or default_mode),
+        project=filters["project"],
+        types=tuple(MemoryType(t.lower()) for t in filters["types"]),
+        tags=filters["tags"],
+        created_after=parse_date(filters["after"], "--after"),
+        created_before=parse_date(filters["before"], "--before"),
+        exclude_session=filters["exclude_session"],
+        min_confidence=filters["min_confidence"],
+        mode=RetrievalMode(filters["mode"] or default_mode),
     )
 
 
@@ -152,7 +164,6 @@ def add(
 
 
 @cli.command(name="list")
-@project_option
 @filter_options
 @click.option("--limit", "-n", type=click.IntRange(1), default=50, show_default=True)
 @click.option("--offset", type=click.IntRange(0), default=0)
@@ -161,23 +172,14 @@ def add(
 @handle_errors
 def list_(
     state: CliState,
-    project: str | None,
-    types: tuple[str, ...],
-    tags: tuple[str, ...],
-    after: str | None,
-    before: str | None,
-    exclude_session: str | None,
-    min_confidence: float | None,
-    mode: str | None,
+    filters: dict[str, Any],
     limit: int,
     offset: int,
     as_json: bool,
 ) -> None:
     """List memories, newest first."""
     engram = state.engram(catch_up=False)
-    flt = build_filter(
-        state, project, types, tags, after, before, exclude_session, min_confidence, mode
-    )
+    flt = build_filter(state, filters)
     memories = engram.store.query(flt, limit=limit, offset=offset)
     if as_json:
         emit_json(

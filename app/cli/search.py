@@ -18,7 +18,6 @@ from app.cli.common import (
     handle_errors,
     json_option,
     pass_state,
-    project_option,
 )
 from app.cli.memories import build_filter, filter_options
 from services.errors import Problem, ValidationFailed
@@ -81,7 +80,6 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
 
 @cli.command()
 @click.argument("query", required=False)
-@project_option
 @filter_options
 @click.option(
     "--limit",
@@ -112,14 +110,7 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
 def search(
     state: CliState,
     query: str | None,
-    project: str | None,
-    types: tuple[str, ...],
-    tags: tuple[str, ...],
-    after: str | None,
-    before: str | None,
-    exclude_session: str | None,
-    min_confidence: float | None,
-    mode: str | None,
+    filters: dict[str, Any],
     limit: int | None,
     retriever: str,
     queries_file: Path | None,
@@ -133,9 +124,7 @@ def search(
         raise click.UsageError("give a QUERY or --queries-file (not both)")
     engram = state.engram()
     limit = limit or engram.settings.get("retrieval.limit")
-    flt = build_filter(
-        state, project, types, tags, after, before, exclude_session, min_confidence, mode
-    )
+    flt = build_filter(state, filters)
     kind = RetrieverKind(retriever)
     if queries_file is not None:
         for item in read_queries(queries_file):
