@@ -222,7 +222,6 @@ class VectorIndex:
         model_id: str,
         project: str | None,
         memory_ids: Sequence[str],
-        chunk_counts: dict[str, int] | None = None,
     ) -> None:
         collection = self._collection(model_id, project, create=False)
         if collection is None or not memory_ids:
