@@ -1,0 +1,53 @@
+"""Lexical search at scale: scoped by project inside FTS5, and with very common words
+left out of the match once a project is large."""
+
+from __future__ import annotations
+
+from services import store as store_module
+from services.store import MemoryStore
+from tests.services.builders import make_memory
+
+
+def _fill(store: MemoryStore, project: str, count: int, word: str) -> None:
+    store.add_many(
+        [
+            make_memory(
+                f"common words for {project} item {i} {word if i == 7 else ''}", project=project
+            )
+            for i in range(count)
+        ]
+    )
+
+
+def test_lexical_is_scoped_by_project(store: MemoryStore) -> None:
+    _fill(store, "alpha", 20, "quokka")
+    _fill(store, "beta", 20, "quokka")
+    alpha = store.lexical("quokka", 10, project="alpha")
+    assert len(alpha) == 1
+    assert store.get(alpha[0].memory_id).project == "alpha"
+    assert len(store.lexical("quokka", 10)) == 2
+    assert store.phrase_candidates("quokka", 10, "beta") == [
+        h.memory_id for h in store.lexical("quokka", 10, project="beta")
+    ]
+
+
+def test_a_project_move_moves_its_keywords(store: MemoryStore) -> None:
+    _fill(store, "alpha", 10, "wombat")
+    hit = store.lexical("wombat", 5, project="alpha")[0]
+    store.update(hit.memory_id, {"project": "gamma"})
+    assert store.lexical("wombat", 5, project="alpha") == []
+    assert [h.memory_id for h in store.lexical("wombat", 5, project="gamma")] == [hit.memory_id]
+
+
+def test_common_words_are_left_out_only_in_large_projects(
+    store: MemoryStore, monkeypatch: object
+) -> None:
+    _fill(store, "alpha", 30, "quokka")
+    terms = ["common", "words", "quokka"]
+    assert store._selective_terms(terms, "project : x AND ") == terms  # small: exact BM25
+    monkeypatch.setattr(store_module, "PRUNE_FROM_ROWS", 10)  # type: ignore[attr-defined]
+    scope = "project : " + store_module.project_token("alpha") + " AND "
+    # "common" and "words" are in every row; the two rarest terms are always kept.
+    assert store._selective_terms(terms, scope) == ["quokka", "common"]
+    hits = store.lexical("common words quokka", 5, project="alpha")
+    assert hits and "quokka" in store.get(hits[0].memory_id).content

@@ -1,0 +1,62 @@
+"""Key lines of pasted errors: what a traceback or stack is about."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.retrieval import MAX_QUERY_EMBED_CHARS, focused_query
+from services.stacktrace import key_line
+
+PYTHON = (
+    "Traceback (most recent call last):\n"
+    '  File "/srv/app/api/errors.py", line 169, in rebuild\n'
+    "    result = self._run(payload)\n"
+    "ValueError: nightly_error_at must be timezone-aware\n"
+)
+JAVASCRIPT = (
+    "TypeError: Cannot read properties of undefined (reading 'scopedBoardCode')\n"
+    "    at ensureDraftCount (src/utils/format.ts:181:15)\n"
+    "    at renderWithHooks (node_modules/react-dom/cjs/react-dom.development.js:16305:18)"
+)
+GO = "Error: unknown flag: --frozen-step-key\nexit status 1"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (PYTHON, "ValueError: nightly_error_at must be timezone-aware"),
+        (JAVASCRIPT, "TypeError: Cannot read properties of undefined (reading 'scopedBoardCode')"),
+        (GO, "Error: unknown flag: --frozen-step-key"),
+        ("\n\n" + PYTHON + "\n\n", "ValueError: nightly_error_at must be timezone-aware"),
+    ],
+)
+def test_key_line_of_stacks(text: str, expected: str) -> None:
+    assert key_line(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ValueError: x must be timezone-aware",  # one line: the query is the key line
+        "how do we deploy?\nand who approves it?\nasking for the release",  # prose
+        "Traceback (most recent call last):",  # a header with nothing after it
+        "",
+    ],
+)
+def test_not_a_stack(text: str) -> None:
+    assert key_line(text) is None
+
+
+def test_focused_query_keeps_the_key_line_and_cuts_long_text() -> None:
+    assert focused_query(PYTHON) == "ValueError: nightly_error_at must be timezone-aware"
+    assert focused_query("how do refunds work") == "how do refunds work"
+    assert len(focused_query("word " * 200)) == MAX_QUERY_EMBED_CHARS
+
+
+@given(st.text(max_size=400))
+def test_key_line_is_one_of_the_lines(text: str) -> None:
+    line = key_line(text)
+    if line is not None:
+        assert "\n" not in line and line.strip() == line and line in text
