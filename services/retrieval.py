@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -75,6 +75,7 @@ class SearchResponse:
 
 
 MAX_QUERY_IDENTIFIERS = 8
+QUERY_VECTOR_CACHE = 256
 IDENTIFIER_CANDIDATES = 20
 MAX_QUERY_EMBED_CHARS = 160
 
@@ -106,11 +107,17 @@ class HybridRetriever:
         self.candidates = candidates
         self.metrics_log = metrics_log
         self._pool: ThreadPoolExecutor | None = None
+        # Type-ahead and repeated questions embed the same text again and again.
+        self._query_vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-lexical")
         return self._pool
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query vectors (benchmarks measure the embedding too)."""
+        self._query_vectors.clear()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -121,13 +128,21 @@ class HybridRetriever:
         if self.embedder is None:
             flags.append("embedder_unavailable")
             return None
+        key = (self.embedder.model_id, focused_query(query))
+        cached = self._query_vectors.get(key)
+        if cached is not None:
+            self._query_vectors.move_to_end(key)
+            return cached
         try:
-            vector: Vectors = self.embedder.embed([focused_query(query)])[0]
-            return vector
+            vector: Vectors = self.embedder.embed([key[1]])[0]
         except EmbedderUnavailable as error:
             log.warning("embedder unavailable, searching lexically only: %s", error)
             flags.append("embedder_unavailable")
             return None
+        self._query_vectors[key] = vector
+        if len(self._query_vectors) > QUERY_VECTOR_CACHE:
+            self._query_vectors.popitem(last=False)
+        return vector
 
     def _dense_stage(
         self,

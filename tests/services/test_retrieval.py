@@ -318,3 +318,15 @@ def test_metrics_are_written_in_batches(engram: Any) -> None:
     assert SearchMetricRow.select().count() == 0
     log.record(SearchMetrics("hybrid", "standard", 4))
     assert SearchMetricRow.select().count() == 3
+
+
+def test_repeated_queries_reuse_their_vector(engram: Any) -> None:
+    engram.service.add({"content": "Blue-green deploys switch the router last."}, "p")
+    embedder = engram.retriever.embedder
+    before = embedder.calls
+    first = engram.service.search("how do blue-green deploys switch?")
+    second = engram.service.search("how do blue-green deploys switch?")
+    assert embedder.calls == before + 1
+    assert ids(first) == ids(second)
+    engram.service.search("something else entirely")
+    assert embedder.calls == before + 2
