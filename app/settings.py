@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from services.errors import UserInputError
+from services.watch_rules import DEFAULT_SECRET_PATTERNS
 
 SETTINGS_FILE = "settings.json"
 
@@ -192,6 +193,80 @@ SCHEMA: tuple[Setting, ...] = (
         5000,
         "How long to wait for a database locked by another process",
         minimum=0,
+    ),
+    Setting(
+        "context.budget",
+        int,
+        8000,
+        "Token budget of the assembled context",
+        minimum=64,
+        maximum=200_000,
+    ),
+    Setting(
+        "context.share_critical",
+        float,
+        0.25,
+        "Share of the budget for tier 1: decisions for this file or task, errors and fixes",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "context.share_relevant",
+        float,
+        0.375,
+        "Share of the budget for tier 2: the predicted memories",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "context.share_background",
+        float,
+        0.25,
+        "Share of the budget for tier 3: conventions, history, workflows",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "context.share_index",
+        float,
+        0.125,
+        "Share of the budget for tier 4: what else can be asked about",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "profile.consent",
+        bool,
+        False,
+        "Put the personal profile (profile.md in the data folder) into assembled context",
+    ),
+    Setting(
+        "watch.paths",
+        str,
+        "",
+        "Project folders to watch, separated by the system path separator (: or ;)",
+    ),
+    Setting(
+        "watch.secret_patterns",
+        str,
+        ",".join(DEFAULT_SECRET_PATTERNS),
+        "File names never read (comma-separated globs): secrets, keys, credentials",
+    ),
+    Setting(
+        "watch.debounce_ms",
+        int,
+        300,
+        "Quiet time before a burst of file events becomes one prediction",
+        minimum=0,
+        maximum=60_000,
+    ),
+    Setting(
+        "watch.storm_files",
+        int,
+        40,
+        "More distinct files than this in one debounce window is a storm (a checkout, "
+        "an indexer) and does not move the prediction",
+        minimum=2,
     ),
     Setting(
         "chunking.max_tokens",

@@ -159,10 +159,26 @@ def _fts_with_project(connection: sqlite3.Connection) -> None:
     )
 
 
+# Prediction: what users cited after a signal (learning), and branch lookups.
+_SIGNAL_AFFINITY = _script(
+    """
+    CREATE TABLE signal_affinity (
+        signal TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        weight REAL NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (signal, memory_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX memory_branch ON memory (branch) WHERE branch IS NOT NULL",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _INITIAL),
     Migration("0002_fts5_index", _FTS),
     Migration("0003_fts_project_column", _fts_with_project),
+    Migration("0004_signal_affinity", _SIGNAL_AFFINITY),
 )
 
 

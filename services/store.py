@@ -639,6 +639,13 @@ class MemoryStore:
         with self._reading():
             return {row.id for row in MemoryRow.select(MemoryRow.id)}
 
+    def generation(self) -> tuple[int, int]:
+        """Changes when any connection commits a write: caches key on it."""
+        connection = self.database.connection()
+        with self._reading():
+            version = connection.execute("PRAGMA data_version").fetchone()[0]
+        return int(version), int(connection.total_changes)
+
     # --- meta and usage -------------------------------------------------------------------
 
     def meta_get(self, key: str) -> str | None:

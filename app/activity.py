@@ -1,0 +1,168 @@
+"""Activity for the app: builds the prediction engine and the context assembler from
+the settings, turns paths into signals (project, project-relative path, parsed symbols)
+and keeps the last activity in the database, so `engram context` run from a terminal
+sees what `engram watch` (or the tray) saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from app.composition import Engram
+from services.activity import ActivityKind, Signal, SignalKind
+from services.context import ContextAssembler, TierSplit
+from services.git_state import read_head
+from services.prediction import PredictiveEngine
+from services.source_symbols import SourceSymbols, language_of, parse_source
+from services.watch_rules import UnreadableFile, parse_patterns, read_source
+
+STATE_KEY = "activity.last"
+PROFILE_FILE = "profile.md"
+
+
+def build_assembler(engram: Engram) -> ContextAssembler:
+    settings = engram.settings
+    split = TierSplit(
+        settings.get("context.share_critical"),
+        settings.get("context.share_relevant"),
+        settings.get("context.share_background"),
+        settings.get("context.share_index"),
+    )
+    return ContextAssembler(settings.get("context.budget"), split)
+
+
+def secret_patterns(engram: Engram) -> tuple[str, ...]:
+    return parse_patterns(engram.settings.get("watch.secret_patterns"))
+
+
+def watched_paths(engram: Engram) -> list[Path]:
+    raw = engram.settings.get("watch.paths")
+    return [Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip()]
+
+
+def read_profile(engram: Engram) -> tuple[str | None, bool]:
+    """The profile text and whether the user consented to its use."""
+    consent = bool(engram.settings.get("profile.consent"))
+    path = engram.data_dir / PROFILE_FILE
+    if not consent or not path.is_file():
+        return None, consent
+    try:
+        return path.read_text("utf-8", errors="replace")[:20_000], consent
+    except OSError:
+        return None, consent
+
+
+def project_root(path: Path) -> Path:
+    """The repository that holds `path` (its working tree), else its folder."""
+    start = path if path.is_dir() else path.parent
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+@dataclass(frozen=True)
+class Located:
+    root: Path
+    project: str
+    relative: str
+
+
+def locate(path: Path, project: str | None = None) -> Located:
+    """Project and project-relative path of a file: the repository's folder name is
+    the project unless one is given."""
+    absolute = path.expanduser().resolve()
+    root = project_root(absolute)
+    try:
+        relative = absolute.relative_to(root).as_posix()
+    except ValueError:
+        relative = absolute.name
+    return Located(root, project or root.name, relative)
+
+
+def file_symbols(path: Path, patterns: tuple[str, ...]) -> SourceSymbols | None:
+    """Parsed symbols of a source file; None for secrets, binaries and other languages."""
+    if language_of(path.name) is None:
+        return None
+    try:
+        return parse_source(path.name, read_source(path, patterns))
+    except UnreadableFile:
+        return None
+
+
+def file_signal(
+    kind: SignalKind,
+    path: Path,
+    patterns: tuple[str, ...],
+    project: str | None = None,
+    at: datetime | None = None,
+) -> Signal:
+    where = locate(path, project)
+    return Signal(
+        kind,
+        at or datetime.now(UTC),
+        where.project,
+        where.relative,
+        symbols=file_symbols(path, patterns),
+    )
+
+
+def save_state(engram: Engram, engine: PredictiveEngine, root: Path | None = None) -> None:
+    """Remember the active project's activity for later `engram context` runs."""
+    project = engine.current_project
+    state = engine.state(project)
+    data: dict[str, Any] = {
+        "project": project,
+        "root": str(root) if root else None,
+        "file": state.current_file,
+        "branch": state.branch,
+        "errors": [[e.at.isoformat(), e.key_line] for e in state.recent_errors],
+        "at": (state.last_signal.at if state.last_signal else datetime.now(UTC)).isoformat(),
+    }
+    engram.store.meta_set(STATE_KEY, json.dumps(data))
+
+
+def restore_state(engram: Engram, engine: PredictiveEngine, project: str | None) -> bool:
+    """Rebuild the last saved activity (when it is of `project`, if one is given)."""
+    raw = engram.store.meta_get(STATE_KEY)
+    if not raw:
+        return False
+    try:
+        data = json.loads(raw)
+        at = datetime.fromisoformat(data["at"])
+    except (ValueError, KeyError, TypeError):
+        return False
+    if project is not None and data.get("project") != project:
+        return False
+    name = data.get("project")
+    patterns = secret_patterns(engram)
+    for stamp, line in data.get("errors") or []:
+        engine.observe(
+            Signal(SignalKind.ERROR_SEEN, datetime.fromisoformat(stamp), name, error=line)
+        )
+    if data.get("branch"):
+        engine.observe(Signal(SignalKind.BRANCH_CHECKOUT, at, name, branch=data["branch"]))
+    if data.get("file"):
+        symbols = None
+        if data.get("root"):
+            symbols = file_symbols(Path(data["root"]) / data["file"], patterns)
+        engine.observe(Signal(SignalKind.FILE_OPENED, at, name, data["file"], symbols=symbols))
+    return True
+
+
+def branch_of(root: Path) -> str | None:
+    head = read_head(root)
+    return head.branch if head else None
+
+
+def parse_activity(value: str | None) -> ActivityKind | None:
+    if value is None:
+        return None
+    from services.types import parse_enum
+
+    return parse_enum(ActivityKind, value, "activity")

@@ -1,0 +1,186 @@
+"""What a source file is about: the names it defines and the names it imports.
+
+Opening `refunds.py` predicts the memories that mention `issue_refund` (defined there)
+and `settle_ledger` (imported from a sibling). Python is parsed with `ast` (with a regex
+fallback for files that do not parse, such as half-typed edits); TypeScript/JavaScript
+and Go with regular expressions that cover their declaration and import forms.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+MAX_SOURCE_BYTES = 512 * 1024
+
+_LANGUAGES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".go": "go",
+}
+
+
+@dataclass(frozen=True)
+class SourceSymbols:
+    language: str | None
+    defined: tuple[str, ...] = ()
+    imported: tuple[str, ...] = ()
+    modules: tuple[str, ...] = field(default=())
+
+    @property
+    def identifiers(self) -> tuple[str, ...]:
+        seen = dict.fromkeys((*self.defined, *self.imported))
+        return tuple(seen)
+
+
+def language_of(path: str) -> str | None:
+    return _LANGUAGES.get(PurePosixPath(path).suffix.lower())
+
+
+def parse_source(path: str, text: str) -> SourceSymbols:
+    """The symbols of `text`, read as the language of `path` (none for other files)."""
+    language = language_of(path)
+    if language == "python":
+        return _python(text)
+    if language in ("typescript", "javascript"):
+        return _script(text, language)
+    if language == "go":
+        return _go(text)
+    return SourceSymbols(language)
+
+
+def _unique(names: list[str], minimum: int = 3) -> tuple[str, ...]:
+    kept = (n for n in names if len(n) >= minimum and not n.startswith("__"))
+    return tuple(dict.fromkeys(kept))
+
+
+# --- Python -----------------------------------------------------------------------------
+
+_PY_DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
+_PY_ASSIGN = re.compile(r"^([A-Z][A-Z0-9_]{2,})\s*[:=]", re.MULTILINE)
+_PY_FROM = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+?)\)?\s*$", re.MULTILINE)
+_PY_IMPORT = re.compile(r"^\s*import\s+([\w.]+)", re.MULTILINE)
+
+
+def _python(text: str) -> SourceSymbols:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _python_by_pattern(text)
+    defined: list[str] = []
+    imported: list[str] = []
+    modules: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.append(node.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.module:
+                modules.append(node.module)
+            imported.extend(alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Import):
+            modules.extend(alias.name for alias in node.names)
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper())
+    return SourceSymbols("python", _unique(defined), _unique(imported), _unique(modules, 1))
+
+
+def _python_by_pattern(text: str) -> SourceSymbols:
+    defined = _PY_DEF.findall(text) + _PY_ASSIGN.findall(text)
+    imported: list[str] = []
+    modules: list[str] = []
+    for module, names in _PY_FROM.findall(text):
+        modules.append(module)
+        imported.extend(n.split(" as ")[0].strip() for n in names.split(",") if n.strip())
+    modules.extend(_PY_IMPORT.findall(text))
+    return SourceSymbols("python", _unique(defined), _unique(imported), _unique(modules, 1))
+
+
+# --- TypeScript / JavaScript ------------------------------------------------------------
+
+_TS_DEF = re.compile(
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?"
+    r"(?:function\*?|class|interface|type|enum|const|let|var)\s+([A-Za-z_$][\w$]*)",
+    re.MULTILINE,
+)
+_TS_IMPORT = re.compile(
+    r"^\s*import\s+(?:type\s+)?(.+?)\s+from\s+['\"]([^'\"]+)['\"]", re.MULTILINE | re.DOTALL
+)
+_TS_REQUIRE = re.compile(
+    r"(?:const|let|var)\s+\{([^}]*)\}\s*=\s*require\(\s*['\"]([^'\"]+)['\"]\s*\)"
+)
+_TS_BARE_IMPORT = re.compile(r"^\s*import\s+['\"]([^'\"]+)['\"]", re.MULTILINE)
+
+
+def _import_clause_names(clause: str) -> list[str]:
+    names: list[str] = []
+    braces = re.search(r"\{([^}]*)\}", clause, re.DOTALL)
+    if braces:
+        for part in braces.group(1).split(","):
+            name = part.strip().removeprefix("type ").split(" as ")[0].strip()
+            if name:
+                names.append(name)
+        clause = clause[: braces.start()] + clause[braces.end() :]
+    for part in clause.split(","):
+        part = part.strip()
+        if part.startswith("* as "):
+            names.append(part[5:].strip())
+        elif re.fullmatch(r"[A-Za-z_$][\w$]*", part):
+            names.append(part)
+    return names
+
+
+def _script(text: str, language: str) -> SourceSymbols:
+    defined = _TS_DEF.findall(text)
+    imported: list[str] = []
+    modules: list[str] = []
+    for clause, module in _TS_IMPORT.findall(text):
+        modules.append(module)
+        imported.extend(_import_clause_names(clause))
+    for names, module in _TS_REQUIRE.findall(text):
+        modules.append(module)
+        imported.extend(n.split(":")[0].strip() for n in names.split(",") if n.strip())
+    modules.extend(_TS_BARE_IMPORT.findall(text))
+    return SourceSymbols(language, _unique(defined), _unique(imported), _unique(modules, 1))
+
+
+# --- Go -----------------------------------------------------------------------------------
+
+_GO_FUNC = re.compile(r"^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)", re.MULTILINE)
+_GO_TYPE = re.compile(r"^(?:type|const|var)\s+([A-Za-z_]\w*)", re.MULTILINE)
+_GO_BLOCK_NAME = re.compile(r"^\s+([A-Za-z_]\w*)\s+(?:=|[A-Za-z*\[])", re.MULTILINE)
+_GO_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)\)", re.MULTILINE | re.DOTALL)
+_GO_IMPORT_LINE = re.compile(r"^import\s+(?:([\w.]+)\s+)?\"([^\"]+)\"", re.MULTILINE)
+_GO_SPEC = re.compile(r"(?:([\w.]+)\s+)?\"([^\"]+)\"")
+_GO_TYPE_BLOCK = re.compile(r"^(?:type|const|var)\s*\((.*?)^\)", re.MULTILINE | re.DOTALL)
+
+
+def _go(text: str) -> SourceSymbols:
+    defined = _GO_FUNC.findall(text) + _GO_TYPE.findall(text)
+    for block in _GO_TYPE_BLOCK.findall(text):
+        defined.extend(_GO_BLOCK_NAME.findall(block))
+    aliases: dict[str, str] = {}
+    specs = [spec for block in _GO_IMPORT_BLOCK.findall(text) for spec in _GO_SPEC.findall(block)]
+    specs += _GO_IMPORT_LINE.findall(text)
+    for alias, module in specs:
+        name = alias or module.rstrip("/").rsplit("/", 1)[-1]
+        if name not in ("_", "."):
+            aliases[name] = module
+    imported: list[str] = []
+    if aliases:
+        qualified = re.compile(r"\b(" + "|".join(map(re.escape, aliases)) + r")\.([A-Z]\w*)")
+        imported = [name for _, name in qualified.findall(text)]
+    return SourceSymbols(
+        "go", _unique(defined), _unique(imported), _unique(list(aliases.values()), 1)
+    )
