@@ -1,0 +1,177 @@
+"""The predictive engine, signal by signal, against a real SQLite store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from services.activity import ActivityKind, Signal, SignalKind
+from services.prediction import PredictiveEngine
+from services.source_symbols import parse_source
+from services.store import MemoryStore
+from services.types import UsageEvent
+from tests.services.builders import make_memory
+
+T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+EARLY = "2026-04-01T10:00:00+00:00"
+
+REFUNDS_PY = '''
+from ledgerly.ledger.accounts import settle_ledger_account
+
+def issue_refund(invoice):
+    return settle_ledger_account(invoice)
+'''
+
+
+def seed(store: MemoryStore, memory_id: str, content: str, **fields: object) -> None:
+    fields.setdefault("created_at", EARLY)
+    fields.setdefault("project", "ledgerly")
+    store.add(make_memory(content, id=memory_id, **fields))
+
+
+def opened(path: str, text: str | None = None, at: datetime = T0, saved: bool = False) -> Signal:
+    kind = SignalKind.FILE_SAVED if saved else SignalKind.FILE_OPENED
+    symbols = parse_source(path, text) if text is not None else None
+    return Signal(kind, at, "ledgerly", path, symbols=symbols)
+
+
+def tiers(prediction: object) -> tuple[list[str], list[str], list[str]]:
+    ids = prediction.tier_ids()  # type: ignore[attr-defined]
+    return ids[1], ids[2], [c.memory.id for c in prediction.related]  # type: ignore[attr-defined]
+
+
+def test_file_signal_predicts_defined_imported_and_referenced(store: MemoryStore) -> None:
+    path = "src/ledgerly/billing/refunds.py"
+    seed(store, "defines", "`issue_refund` must be idempotent.")
+    seed(store, "imports", "`settle_ledger_account` locks the ledger row.")
+    seed(store, "decided", "We decided `issue_refund` never runs as admin.", type="decision")
+    seed(store, "points", "Refund rules live here.", file_refs=[path])
+    seed(store, "folder", "Billing code is reviewed by finance.", file_refs=["src/ledgerly/billing/**"])
+    seed(store, "sibling", "Invoices are immutable.", file_refs=["src/ledgerly/billing/invoices.py"])
+    seed(store, "unrelated", "The deploy uses blue-green.")
+    seed(store, "prose", "Every issue refund request is logged.")  # words, not the identifier
+    seed(store, "other-project", "`issue_refund` elsewhere.", project="shipit")
+
+    critical, relevant, related = tiers(PredictiveEngine(store).observe(opened(path, REFUNDS_PY)))
+
+    assert critical == ["decided"]
+    assert relevant[:2] == ["defines", "imports"]
+    assert "points" in relevant
+    assert "sibling" in related
+    assert "folder" in relevant + related
+    placed = set(critical + relevant + related)
+    assert not placed & {"unrelated", "prose", "other-project"}
+
+
+def test_prediction_is_as_of_the_signal_time(store: MemoryStore) -> None:
+    seed(store, "before", "`issue_refund` is idempotent.", created_at="2026-04-30T10:00:00+00:00")
+    seed(store, "after", "`issue_refund` got faster.", created_at="2026-05-02T10:00:00+00:00")
+    engine = PredictiveEngine(store)
+    _, relevant, _ = tiers(engine.observe(opened("src/refunds.py", REFUNDS_PY)))
+    assert relevant == ["before"]
+    later = T0 + timedelta(days=3)
+    _, relevant, _ = tiers(engine.observe(opened("src/refunds.py", REFUNDS_PY, at=later)))
+    assert set(relevant) == {"before", "after"}
+
+
+def test_branch_checkout_predicts_branch_and_slug_memories(store: MemoryStore) -> None:
+    seed(store, "recorded", "Timezones are stored as UTC.", branch="fix/tz-bug")
+    seed(store, "tagged", "Tests run in Europe/Paris.", tags=["tz-bug"])
+    seed(store, "other", "Tag on another branch.", tags=["board-dnd"])
+    engine = PredictiveEngine(store)
+    signal = Signal(SignalKind.BRANCH_CHECKOUT, T0, "ledgerly", branch="fix/tz-bug")
+    prediction = engine.observe(signal)
+    _, relevant, _ = tiers(prediction)
+    assert set(relevant) >= {"recorded", "tagged"} and "other" not in relevant
+    assert prediction.activity is ActivityKind.DEBUGGING  # a fix/ branch
+    # Moving on to a file keeps the branch's memories, with less weight.
+    _, relevant, related = tiers(engine.observe(opened("README.md", at=T0 + timedelta(minutes=1))))
+    assert {"recorded", "tagged"} <= set(relevant + related)
+
+
+def test_error_predicts_fixes_that_quote_the_key_line(store: MemoryStore) -> None:
+    line = "KeyError: 'currency'"
+    seed(store, "fix", f"`{line}` comes from legacy invoices; default to EUR.", type="fix")
+    seed(store, "pitfall", f"Watch for {line} when importing.", type="pitfall")
+    seed(store, "decision", f"We log {line} as a warning.", type="decision")
+    seed(store, "near", "KeyError: 'amount' after the migration.", type="fix")
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "src/ledgerly/billing/refunds.py", line 12, in issue_refund\n'
+        f"{line}"
+    )
+    engine = PredictiveEngine(store)
+    prediction = engine.observe(Signal(SignalKind.ERROR_SEEN, T0, "ledgerly", error=trace))
+    critical, relevant, _ = tiers(prediction)
+    assert set(critical) == {"fix", "pitfall"}
+    assert "decision" not in critical
+    assert prediction.activity is ActivityKind.DEBUGGING
+    # Errors stay critical for 24 hours while the user moves on, then drop out.
+    critical, _, _ = tiers(engine.observe(opened("a.py", at=T0 + timedelta(hours=2))))
+    assert set(critical) == {"fix", "pitfall"}
+    critical, _, _ = tiers(engine.observe(opened("a.py", at=T0 + timedelta(hours=25))))
+    assert critical == []
+
+
+def test_citations_after_a_signal_weigh_more_next_time(store: MemoryStore) -> None:
+    seed(store, "unrelated-but-useful", "Run `make migrate` before touching billing.")
+    for n in range(3):
+        seed(store, f"weak-{n}", "Refund notes.", file_refs=["src/billing/**"])
+    engine = PredictiveEngine(store)
+    first = engine.observe(opened("src/billing/refunds.py"))
+    assert "unrelated-but-useful" not in {c.memory.id for c in first.relevant}
+    engine.learn_from_citations(["unrelated-but-useful"])
+    engine.learn_from_citations(["unrelated-but-useful"])
+    again = engine.observe(opened("src/billing/refunds.py", at=T0 + timedelta(days=1)))
+    ranked = [c.memory.id for c in again.relevant]
+    assert ranked[0] == "unrelated-but-useful"
+    reasons = [r.signal for r in again.relevant[0].reasons]
+    assert any("cited after this" in r for r in reasons)
+    # Another file does not inherit the learning.
+    other = engine.observe(opened("src/deploy.py", at=T0 + timedelta(days=1)))
+    assert "unrelated-but-useful" not in {c.memory.id for c in other.relevant}
+
+
+def test_time_of_day_suggests_workflows_used_at_that_hour(store: MemoryStore) -> None:
+    seed(store, "morning", "Pull, run `make up`, check the dashboards.", type="workflow")
+    seed(store, "release", "Tag, build, publish.", type="workflow")
+    store.record_usage(["morning"], UsageEvent.USED)
+    used_hour = datetime.now(UTC).hour
+    engine = PredictiveEngine(store)
+    at_that_hour = T0.replace(hour=used_hour)
+    prediction = engine.observe(opened("x.py", at=at_that_hour))
+    background = [c.memory.id for c in prediction.background]
+    assert background[0] == "morning"
+    assert prediction.background[0].reasons[0].signal.startswith("used around")
+    far = engine.observe(opened("x.py", at=T0.replace(hour=(used_hour + 12) % 24)))
+    reasons = {c.memory.id: c.reasons[0].signal for c in far.background}
+    assert reasons["morning"] == "project workflow"  # still a workflow, not for this hour
+
+
+def test_activity_kind_is_inferred_and_can_be_pinned(store: MemoryStore) -> None:
+    engine = PredictiveEngine(store)
+    assert engine.observe(opened("a.py")).activity is ActivityKind.GENERAL
+    assert engine.observe(opened("a.py", saved=True)).activity is ActivityKind.FEATURE
+    reviewer = PredictiveEngine(store)
+    for n in range(6):
+        prediction = reviewer.observe(opened(f"f{n}.py", at=T0 + timedelta(seconds=n)))
+    assert prediction.activity is ActivityKind.REVIEW
+    reviewer.set_activity("ledgerly", ActivityKind.DEBUGGING)
+    assert reviewer.prediction().activity is ActivityKind.DEBUGGING
+
+
+def test_prediction_is_cached_until_memories_change(store: MemoryStore) -> None:
+    engine = PredictiveEngine(store)
+    observed = engine.observe(opened("src/refunds.py", REFUNDS_PY))
+    assert engine.prediction() is observed
+    seed(store, "new", "`issue_refund` logs its input.")
+    refreshed = engine.prediction()
+    assert refreshed is not observed
+    assert "new" in {c.memory.id for c in refreshed.relevant}
+
+
+def test_superseded_and_archived_memories_are_not_predicted(store: MemoryStore) -> None:
+    seed(store, "old", "`issue_refund` uses floats.", superseded_by="new")
+    seed(store, "archived", "`issue_refund` v0 notes.", tier="archived")
+    seed(store, "new", "`issue_refund` uses integer cents.", supersedes="old")
+    _, relevant, _ = tiers(PredictiveEngine(store).observe(opened("src/r.py", REFUNDS_PY)))
+    assert relevant == ["new"]
