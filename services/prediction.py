@@ -36,7 +36,7 @@ from services.types import MemoryType as T
 
 CRITICAL_TYPES = (T.DECISION, T.CONSTRAINT, T.ARCHITECTURE)
 ERROR_TYPES = (T.FIX, T.PITFALL)
-CARRY_OVER = 0.6  # weight of the branch context once the user has moved on to files
+CARRY_OVER = 0.7  # weight of the branch context once the user has moved on to files
 
 
 @dataclass(frozen=True)

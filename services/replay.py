@@ -99,6 +99,12 @@ def read_events(lines: Iterable[str], name: str) -> list[ReplayEvent]:
         except json.JSONDecodeError as error:
             problems.append(Problem(where, f"not JSON ({error.msg})"))
             continue
+        except ValueError as error:  # e.g. a number of more than 4300 digits
+            problems.append(Problem(where, f"not JSON ({str(error).split(':')[0]})"))
+            continue
+        except RecursionError:
+            problems.append(Problem(where, "not JSON (nested too deeply)"))
+            continue
         event, found = parse_event(data, where)
         problems.extend(found)
         if event is not None:

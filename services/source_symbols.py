@@ -68,14 +68,15 @@ def _unique(names: list[str], minimum: int = 3) -> tuple[str, ...]:
 
 _PY_DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
 _PY_ASSIGN = re.compile(r"^([A-Z][A-Z0-9_]{2,})\s*[:=]", re.MULTILINE)
-_PY_FROM = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+?)\)?\s*$", re.MULTILINE)
-_PY_IMPORT = re.compile(r"^\s*import\s+([\w.]+)", re.MULTILINE)
+_PY_FROM = re.compile(r"^[ \t]*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+?)\)?\s*$", re.MULTILINE)
+_PY_IMPORT = re.compile(r"^[ \t]*import\s+([\w.]+)", re.MULTILINE)
 
 
 def _python(text: str) -> SourceSymbols:
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # MemoryError and RecursionError: nesting too deep for the parser (`-` * 5000).
         return _python_by_pattern(text)
     defined: list[str] = []
     imported: list[str] = []
@@ -110,17 +111,18 @@ def _python_by_pattern(text: str) -> SourceSymbols:
 # --- TypeScript / JavaScript ------------------------------------------------------------
 
 _TS_DEF = re.compile(
-    r"^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?"
+    r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?"
     r"(?:function\*?|class|interface|type|enum|const|let|var)\s+([A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
 _TS_IMPORT = re.compile(
-    r"^\s*import\s+(?:type\s+)?(.+?)\s+from\s+['\"]([^'\"]+)['\"]", re.MULTILINE | re.DOTALL
+    r"^[ \t]*import\s+(?:type\s+)?([^'\";]+?)\s+from\s+['\"]([^'\"]+)['\"]",
+    re.MULTILINE | re.DOTALL,
 )
 _TS_REQUIRE = re.compile(
     r"(?:const|let|var)\s+\{([^}]*)\}\s*=\s*require\(\s*['\"]([^'\"]+)['\"]\s*\)"
 )
-_TS_BARE_IMPORT = re.compile(r"^\s*import\s+['\"]([^'\"]+)['\"]", re.MULTILINE)
+_TS_BARE_IMPORT = re.compile(r"^[ \t]*import\s+['\"]([^'\"]+)['\"]", re.MULTILINE)
 
 
 def _import_clause_names(clause: str) -> list[str]:
@@ -159,11 +161,21 @@ def _script(text: str, language: str) -> SourceSymbols:
 
 _GO_FUNC = re.compile(r"^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)", re.MULTILINE)
 _GO_TYPE = re.compile(r"^(?:type|const|var)\s+([A-Za-z_]\w*)", re.MULTILINE)
-_GO_BLOCK_NAME = re.compile(r"^\s+([A-Za-z_]\w*)\s+(?:=|[A-Za-z*\[])", re.MULTILINE)
+_GO_BLOCK_NAME = re.compile(r"^[ \t]+([A-Za-z_]\w*)\s+(?:=|[A-Za-z*\[])", re.MULTILINE)
 _GO_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)\)", re.MULTILINE | re.DOTALL)
 _GO_IMPORT_LINE = re.compile(r"^import\s+(?:([\w.]+)\s+)?\"([^\"]+)\"", re.MULTILINE)
 _GO_SPEC = re.compile(r"(?:([\w.]+)\s+)?\"([^\"]+)\"")
 _GO_TYPE_BLOCK = re.compile(r"^(?:type|const|var)\s*\((.*?)^\)", re.MULTILINE | re.DOTALL)
+_GO_MAJOR_VERSION = re.compile(r"\.v\d+$")
+
+
+def _go_package_name(module: str) -> str:
+    """The usual name of an imported package: the last element of its path without a
+    major version (`go-chi/chi/v5` → chi, `gopkg.in/yaml.v3` → yaml)."""
+    parts = module.rstrip("/").split("/")
+    if len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]):
+        parts.pop()
+    return _GO_MAJOR_VERSION.sub("", parts[-1]) or parts[-1]
 
 
 def _go(text: str) -> SourceSymbols:
@@ -174,7 +186,7 @@ def _go(text: str) -> SourceSymbols:
     specs = [spec for block in _GO_IMPORT_BLOCK.findall(text) for spec in _GO_SPEC.findall(block)]
     specs += _GO_IMPORT_LINE.findall(text)
     for alias, module in specs:
-        name = alias or module.rstrip("/").rsplit("/", 1)[-1]
+        name = alias or _go_package_name(module)
         if name not in ("_", "."):
             aliases[name] = module
     imported: list[str] = []
