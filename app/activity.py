@@ -26,13 +26,17 @@ PROFILE_FILE = "profile.md"
 
 
 def build_assembler(engram: Engram) -> ContextAssembler:
+    """The assembler of the settings; the tier shares are normalised to sum to 1, so
+    changing one share with `engram config set` takes from the others."""
     settings = engram.settings
-    split = TierSplit(
-        settings.get("context.share_critical"),
-        settings.get("context.share_relevant"),
-        settings.get("context.share_background"),
-        settings.get("context.share_index"),
-    )
+    keys = ("critical", "relevant", "background", "index")
+    shares = [float(settings.get(f"context.share_{key}")) for key in keys]
+    total = sum(shares)
+    if total <= 0:
+        from services.errors import UserInputError
+
+        raise UserInputError("the context.share_* settings are all 0; give a tier a share")
+    split = TierSplit(*(share / total for share in shares))
     return ContextAssembler(settings.get("context.budget"), split)
 
 
