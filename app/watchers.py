@@ -134,13 +134,17 @@ class ProjectWatcher:
             worktrees = directory / "worktrees" if directory else None
             if worktrees and worktrees.is_dir():
                 for entry in sorted(worktrees.iterdir()):
-                    pointer = entry / "gitdir"
-                    try:
-                        tree = Path(pointer.read_text("utf-8").strip()).parent
-                    except OSError:
-                        continue
-                    if tree.is_dir():
-                        self._add_repository(tree.resolve(), root)
+                    self._add_worktree(entry, root)
+
+    def _add_worktree(self, entry: Path, root: Path) -> None:
+        """The worktree whose git directory is `entry` (`.git/worktrees/<name>/`)."""
+        pointer = entry / "gitdir"
+        try:
+            tree = Path(pointer.read_text("utf-8").strip()).parent
+        except OSError:
+            return
+        if tree.is_dir():
+            self._add_repository(tree.resolve(), root)
 
     def _add_repository(self, repo: Path, root: Path) -> None:
         head = read_head(repo)
@@ -193,6 +197,12 @@ class ProjectWatcher:
         """Queue `path` if it is activity; called from watchdog's threads."""
         now = time.monotonic()
         resolved = path.resolve() if path.name == "HEAD" else path
+        if (
+            path.name == "HEAD"
+            and resolved not in self.repositories
+            and resolved.parent.parent.name == "worktrees"
+        ):
+            self._add_worktree(resolved.parent, root)  # a worktree added while watching
         if resolved in self.repositories and kind_name in (
             "modified",
             "created",
@@ -202,6 +212,8 @@ class ProjectWatcher:
             repo = self.repositories[resolved]
             self._queue.put(RawEvent(RawKind.HEAD, repo.root, repo.watched_root, now))
             return
+        if path.name == ".gitignore":
+            self.rules.forget_gitignore(path.parent)
         if ".git" in path.parts or path.name.startswith(".git"):
             return
         if is_secret(path, self.rules.secret_patterns):
@@ -217,8 +229,6 @@ class ProjectWatcher:
             kind = RawKind.CREATED
         else:
             return
-        if path.name == ".gitignore":
-            self.rules.forget_gitignore(path.parent)
         if not self.rules.accepts(path, root):
             return
         self._queue.put(RawEvent(kind, path, root, now))
@@ -247,20 +257,25 @@ class ProjectWatcher:
             self.bursts_handled += 1
 
     def _head_changed(self, repo_root: Path) -> bool:
-        for repo in self.repositories.values():
+        for repo in list(self.repositories.values()):  # classify() may add worktrees
             if repo.root == repo_root:
                 head = read_head(repo.root)
-                if head is None or head == repo.last:
+                if head is None or head == repo.last or _placeholder(head):
                     return False
                 repo.last = head
                 return True
         return False
 
     def head_of(self, repo_root: Path) -> HeadState | None:
-        for repo in self.repositories.values():
+        for repo in list(self.repositories.values()):
             if repo.root == repo_root:
                 return repo.last
         return None
+
+
+def _placeholder(head: HeadState) -> bool:
+    """An empty or all-zero HEAD: git is still writing a new worktree's HEAD."""
+    return head.branch is None and not (head.commit or "").strip("0")
 
 
 def _stop_quietly(observer: Any) -> None:

@@ -275,7 +275,7 @@ class PredictiveEngine:
     def _learned(self, scores: _Scores, keys: list[str]) -> None:
         for memory_id, weight in self.sources.affinities(keys).items():
             boost = min(0.5, self.learning_rate * math.log1p(weight))
-            base = scores.scores.get(memory_id, 0.4)
+            base = scores.scores.get(memory_id, 0.5)
             scores.add(memory_id, min(1.5, base + boost), f"cited after this before (×{weight:g})")
 
     def _background(self, project: str | None, at: datetime, chosen: set[str]) -> list[Candidate]:

@@ -85,6 +85,8 @@ def _python(text: str) -> SourceSymbols:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             defined.append(node.name)
         elif isinstance(node, ast.ImportFrom):
+            if node.module == "__future__":
+                continue  # compiler switches (`annotations`), not names of the code
             if node.module:
                 modules.append(node.module)
             imported.extend(alias.name for alias in node.names if alias.name != "*")
@@ -102,6 +104,8 @@ def _python_by_pattern(text: str) -> SourceSymbols:
     imported: list[str] = []
     modules: list[str] = []
     for module, names in _PY_FROM.findall(text):
+        if module == "__future__":
+            continue
         modules.append(module)
         imported.extend(n.split(" as ")[0].strip() for n in names.split(",") if n.strip())
     modules.extend(_PY_IMPORT.findall(text))
@@ -166,16 +170,18 @@ _GO_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)\)", re.MULTILINE | re.DOTALL)
 _GO_IMPORT_LINE = re.compile(r"^import\s+(?:([\w.]+)\s+)?\"([^\"]+)\"", re.MULTILINE)
 _GO_SPEC = re.compile(r"(?:([\w.]+)\s+)?\"([^\"]+)\"")
 _GO_TYPE_BLOCK = re.compile(r"^(?:type|const|var)\s*\((.*?)^\)", re.MULTILINE | re.DOTALL)
-_GO_MAJOR_VERSION = re.compile(r"\.v\d+$")
 
 
-def _go_package_name(module: str) -> str:
-    """The usual name of an imported package: the last element of its path without a
-    major version (`go-chi/chi/v5` → chi, `gopkg.in/yaml.v3` → yaml)."""
+def _go_package_names(module: str) -> list[str]:
+    """The names an imported package may be used by: the last element of its path, and
+    without a major version (`go-chi/chi/v5` is used as chi, `gopkg.in/yaml.v3` as yaml,
+    but `k8s.io/api/core/v1` as v1)."""
     parts = module.rstrip("/").split("/")
+    names = [parts[-1]]
     if len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]):
-        parts.pop()
-    return _GO_MAJOR_VERSION.sub("", parts[-1]) or parts[-1]
+        names.append(parts[-2])
+    names.append(re.sub(r"\.v\d+$", "", parts[-1]))
+    return names
 
 
 def _go(text: str) -> SourceSymbols:
@@ -186,9 +192,9 @@ def _go(text: str) -> SourceSymbols:
     specs = [spec for block in _GO_IMPORT_BLOCK.findall(text) for spec in _GO_SPEC.findall(block)]
     specs += _GO_IMPORT_LINE.findall(text)
     for alias, module in specs:
-        name = alias or _go_package_name(module)
-        if name not in ("_", "."):
-            aliases[name] = module
+        for name in [alias] if alias else _go_package_names(module):
+            if name and name not in ("_", "."):
+                aliases[name] = module
     imported: list[str] = []
     if aliases:
         qualified = re.compile(r"\b(" + "|".join(map(re.escape, aliases)) + r")\.([A-Z]\w*)")

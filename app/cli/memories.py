@@ -330,7 +330,9 @@ def mark(
 ) -> None:
     """Record that memories were retrieved, cited, ignored or used.
 
-    Use and citation raise confidence (lifecycle.use_boost); unused memories decay."""
+    Use and citation raise confidence (lifecycle.use_boost) and teach prediction: the
+    memories weigh more next time for the activity `engram watch` saw last. Unused
+    memories decay."""
     engram = state.engram(catch_up=False)
     missing = sorted(set(memory_ids) - engram.store.existing_ids(memory_ids))
     if missing:
@@ -338,6 +340,10 @@ def mark(
 
         raise NotFoundError(f"no memory with id {', '.join(map(repr, missing))}")
     engram.lifecycle.record(list(memory_ids), UsageEvent(event), session_id)
+    if UsageEvent(event) in (UsageEvent.CITED, UsageEvent.USED):
+        from app.activity import credit_citations
+
+        credit_citations(engram, list(memory_ids))
     if as_json:
         emit_json({"event": event, "memories": list(memory_ids)})
     else:

@@ -239,3 +239,30 @@ def test_predict_rejects_a_bad_log_with_positions(engram_cli: EngramCli, tmp_pat
     result = engram_cli("predict", "--replay", binary)
     assert result.exit_code == 2
     assert "not UTF-8" in result.stderr
+
+
+def test_citing_teaches_prediction_for_the_watched_file(
+    seeded: EngramCli, repo: Path, data_dir: Path
+) -> None:
+    from app.activity import file_signal, save_state
+    from app.composition import open_engram
+    from services.activity import SignalKind
+    from services.prediction import PredictiveEngine
+
+    seeded.add("Run `make migrate` first.", "--project", "ledgerly", "--id", "m-habit")
+    engram = open_engram(data_dir)
+    try:
+        engine = PredictiveEngine(engram.store)
+        engine.observe(
+            file_signal(SignalKind.FILE_OPENED, repo / "src" / "refunds.py", (), "ledgerly")
+        )
+        save_state(engram, engine, repo)
+    finally:
+        engram.close()
+    before = seeded.json("context")
+    assert "m-habit" not in [m["id"] for m in before["tiers"][1]["memories"]]
+    seeded.ok("mark", "cited", "m-habit")
+    after = seeded.json("context")
+    relevant = after["tiers"][1]["memories"]
+    habit = next(m for m in relevant if m["id"] == "m-habit")
+    assert any("cited after this" in why["signal"] for why in habit["why"])
