@@ -56,7 +56,7 @@ class WatchSession:
     def start(self) -> None:
         self.watcher.start()
         now = datetime.now(UTC)
-        for repo in {r.root for r in self.watcher.repositories.values()}:
+        for repo in {r.root for r in list(self.watcher.repositories.values())}:
             head = self.watcher.head_of(repo)
             if head is not None and head.branch:
                 with self.lock:

@@ -11,7 +11,7 @@ What each signal predicts, and at which score (0–1, before learning):
 - branch checkout: memories recorded on the branch or tagged with its slug (0.9), and
   decisions and patterns whose words match the branch name (0.4).
 - error seen: fixes and pitfalls that quote the error's key line (1.0, tier 1), and
-  keyword neighbours among fixes, pitfalls and lessons (0.5).
+  keyword neighbours among fixes, pitfalls and lessons (0.6).
 - time of day: workflows the user tends to use at this hour (tier 3).
 - learning: a memory cited after a signal gains weight for that signal next time.
 
@@ -270,7 +270,7 @@ class PredictiveEngine:
         for memory_id, _ in self.sources.similar_text(
             line, project, at, (T.FIX, T.PITFALL, T.LESSON), 6
         ):
-            scores.add(memory_id, 0.5 * weight, f"similar error: {line[:80]}")
+            scores.add(memory_id, 0.6 * weight, f"similar error: {line[:80]}")
 
     def _learned(self, scores: _Scores, keys: list[str]) -> None:
         for memory_id, weight in self.sources.affinities(keys).items():

@@ -68,7 +68,10 @@ def _unique(names: list[str], minimum: int = 3) -> tuple[str, ...]:
 
 _PY_DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
 _PY_ASSIGN = re.compile(r"^([A-Z][A-Z0-9_]{2,})\s*[:=]", re.MULTILINE)
-_PY_FROM = re.compile(r"^[ \t]*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+?)\)?\s*$", re.MULTILINE)
+_PY_FROM = re.compile(  # `from m import a, b as c` or `from m import (` names and comments `)`
+    r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]*(?:\(((?:[\w\s,]|#[^\n]*)*)\)?|([\w \t,]+))",
+    re.MULTILINE,
+)
 _PY_IMPORT = re.compile(r"^[ \t]*import\s+([\w.]+)", re.MULTILINE)
 
 
@@ -103,11 +106,12 @@ def _python_by_pattern(text: str) -> SourceSymbols:
     defined = _PY_DEF.findall(text) + _PY_ASSIGN.findall(text)
     imported: list[str] = []
     modules: list[str] = []
-    for module, names in _PY_FROM.findall(text):
+    for module, grouped, plain in _PY_FROM.findall(text):
         if module == "__future__":
             continue
         modules.append(module)
-        imported.extend(n.split(" as ")[0].strip() for n in names.split(",") if n.strip())
+        names = re.sub(r"#[^\n]*", "", grouped or plain)
+        imported.extend(n.split()[0] for n in names.split(",") if n.strip())
     modules.extend(_PY_IMPORT.findall(text))
     return SourceSymbols("python", _unique(defined), _unique(imported), _unique(modules, 1))
 

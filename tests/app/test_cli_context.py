@@ -109,9 +109,7 @@ def test_error_from_stdin_puts_the_fix_in_tier_one(seeded: EngramCli, repo: Path
 
 
 def test_activity_option_and_invalid_budget(seeded: EngramCli, repo: Path) -> None:
-    data = seeded.json(
-        "context", "--file", repo / "src" / "refunds.py", "--activity", "review"
-    )
+    data = seeded.json("context", "--file", repo / "src" / "refunds.py", "--activity", "review")
     assert data["activity"] == "review"
     result = seeded("context", "--file", repo / "src" / "refunds.py", "--budget", 10)
     assert result.exit_code == 2
@@ -215,7 +213,11 @@ def test_predict_replay_reports_hit_rate_and_events(
 def test_predict_replay_is_as_of_each_event(seeded: EngramCli, tmp_path: Path) -> None:
     log = write_jsonl(
         tmp_path / "old.jsonl",
-        [_event("2001-01-01T00:00:00+00:00", "error_seen", [], error="ValueError: negative amount")],
+        [
+            _event(
+                "2001-01-01T00:00:00+00:00", "error_seen", [], error="ValueError: negative amount"
+            )
+        ],
     )
     report = seeded.json("predict", "--replay", log)
     assert report["events"][0]["tier1"] == []  # the fix did not exist in 2001

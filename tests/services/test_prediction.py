@@ -14,12 +14,12 @@ from tests.services.builders import make_memory
 T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 EARLY = "2026-04-01T10:00:00+00:00"
 
-REFUNDS_PY = '''
+REFUNDS_PY = """
 from ledgerly.ledger.accounts import settle_ledger_account
 
 def issue_refund(invoice):
     return settle_ledger_account(invoice)
-'''
+"""
 
 
 def seed(store: MemoryStore, memory_id: str, content: str, **fields: object) -> None:
@@ -45,8 +45,15 @@ def test_file_signal_predicts_defined_imported_and_referenced(store: MemoryStore
     seed(store, "imports", "`settle_ledger_account` locks the ledger row.")
     seed(store, "decided", "We decided `issue_refund` never runs as admin.", type="decision")
     seed(store, "points", "Refund rules live here.", file_refs=[path])
-    seed(store, "folder", "Billing code is reviewed by finance.", file_refs=["src/ledgerly/billing/**"])
-    seed(store, "sibling", "Invoices are immutable.", file_refs=["src/ledgerly/billing/invoices.py"])
+    seed(
+        store,
+        "folder",
+        "Billing code is reviewed by finance.",
+        file_refs=["src/ledgerly/billing/**"],
+    )
+    seed(
+        store, "sibling", "Invoices are immutable.", file_refs=["src/ledgerly/billing/invoices.py"]
+    )
     seed(store, "unrelated", "The deploy uses blue-green.")
     seed(store, "prose", "Every issue refund request is logged.")  # words, not the identifier
     seed(store, "other-project", "`issue_refund` elsewhere.", project="shipit")
@@ -104,6 +111,7 @@ def test_error_predicts_fixes_that_quote_the_key_line(store: MemoryStore) -> Non
     critical, relevant, _ = tiers(prediction)
     assert set(critical) == {"fix", "pitfall"}
     assert "decision" not in critical
+    assert "near" in relevant  # a similar error's fix, below the exact ones
     assert prediction.activity is ActivityKind.DEBUGGING
     # Errors stay critical for 24 hours while the user moves on, then drop out.
     critical, _, _ = tiers(engine.observe(opened("a.py", at=T0 + timedelta(hours=2))))

@@ -317,8 +317,8 @@ def test_go_declarations() -> None:
         "\tPhase = string\n"
         ")\n"
         "const (\n"
-        "\tPhasePending Phase = \"pending\"\n"
-        "\tphaseDone = \"done\"\n"
+        '\tPhasePending Phase = "pending"\n'
+        '\tphaseDone = "done"\n'
         ")\n"
     )
     symbols = parse_source("rollout.go", text)
