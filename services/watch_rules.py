@@ -127,33 +127,49 @@ class PathRules:
         return not self.git_ignored(path, root)
 
     def git_ignored(self, path: Path, root: Path) -> bool:
-        """Whether the nearest repository's `.gitignore` files ignore `path`."""
+        """Whether the repository's ignore rules ignore `path`: `.git/info/exclude`, the
+        top `.gitignore` and those of the folders between it and the file (each
+        relative to its own folder)."""
         repo = _repository_root(path.parent, root)
         if repo is None:
             return False
-        spec = self._gitignore_spec(repo)
-        if spec is None:
+        try:
+            folders = path.parent.relative_to(repo).parts
+        except ValueError:
             return False
-        relative = path.relative_to(repo).as_posix()
-        return bool(spec.match_file(relative))  # type: ignore[attr-defined]
+        directory = repo
+        for depth in range(len(folders) + 1):
+            if depth:
+                directory = directory / folders[depth - 1]
+            spec = self._gitignore_spec(directory, repo)
+            if spec is not None:
+                relative = path.relative_to(directory).as_posix()
+                if spec.match_file(relative):  # type: ignore[attr-defined]
+                    return True
+        return False
 
-    def forget_gitignore(self, repo: Path) -> None:
-        """Drop the cached rules of a repository (its `.gitignore` changed)."""
-        self._gitignores.pop(repo, None)
+    def forget_gitignore(self, directory: Path) -> None:
+        """Drop the cached rules of a folder (its `.gitignore` changed)."""
+        self._gitignores.pop(directory, None)
 
-    def _gitignore_spec(self, repo: Path) -> object | None:
-        if repo not in self._gitignores:
+    def _gitignore_spec(self, directory: Path, repo: Path) -> object | None:
+        if directory not in self._gitignores:
             import pathspec
 
             lines: list[str] = []
-            for ignore_file in (repo / ".gitignore", repo / ".git" / "info" / "exclude"):
+            files = [directory / ".gitignore"]
+            if directory == repo:
+                files.append(repo / ".git" / "info" / "exclude")
+            for ignore_file in files:
                 try:
                     if ignore_file.is_file() and ignore_file.stat().st_size < MAX_SOURCE_BYTES:
                         lines += ignore_file.read_text("utf-8", errors="replace").splitlines()
                 except OSError:
                     continue
-            self._gitignores[repo] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
-        return self._gitignores[repo]
+            self._gitignores[directory] = (
+                pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            )
+        return self._gitignores[directory]
 
 
 def _repository_root(directory: Path, stop: Path) -> Path | None:
