@@ -4,10 +4,14 @@ memories into a separate demo data folder (never the user's own) and shows searc
 from __future__ import annotations
 
 from importlib import resources
+from typing import Any
 
 import click
 
 from app.cli.common import CliState, cli, console, emit_json, handle_errors, json_option, pass_state
+
+DEMO_ERROR = "TypeError: can't compare offset-naive and offset-aware datetimes"
+DEMO_CONTEXT_BUDGET = 600
 
 DEMO_QUERIES = (
     ("demo-shop", "TypeError: can't compare offset-naive and offset-aware datetimes"),
@@ -33,6 +37,7 @@ def demo(state: CliState, as_json: bool) -> None:
     try:
         engram.service.import_memories(memories, skip_existing=True)
         engram.service.catch_up()
+        context = _demo_context(engram)
         if as_json:
             emit_json(
                 {
@@ -54,6 +59,7 @@ def demo(state: CliState, as_json: bool) -> None:
                         }
                         for project, query in DEMO_QUERIES
                     ],
+                    "context": context.to_dict(),
                 }
             )
             return
@@ -70,11 +76,31 @@ def demo(state: CliState, as_json: bool) -> None:
                     f"identifiers {b.identifier:.2f})[/dim]"
                 )
             out.print("")
+        out.print(
+            f"[bold cyan]$ engram context -p demo-shop --error {DEMO_ERROR!r} "
+            f"--budget {DEMO_CONTEXT_BUDGET}[/bold cyan]"
+        )
+        click.echo(context.markdown + "\n")
     finally:
         engram.close()
     click.echo(
         "Your own memories live in " + str(state.data_dir) + ". Try:\n"
         "  engram add 'We deploy with blue-green releases' --type decision -p myproj\n"
         "  engram search 'how do we deploy' -p myproj\n"
+        "  engram watch ~/code/myproj   (then: engram context)\n"
         "  engram import memories.jsonl   |   engram --help"
     )
+
+
+def _demo_context(engram: Any) -> Any:
+    """The context Engram assembles when the demo shop's error is pasted."""
+    from datetime import UTC, datetime
+
+    from app.activity import build_assembler
+    from services.activity import Signal, SignalKind
+    from services.prediction import PredictiveEngine
+
+    engine = PredictiveEngine(engram.store)
+    at = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+    prediction = engine.observe(Signal(SignalKind.ERROR_SEEN, at, "demo-shop", error=DEMO_ERROR))
+    return build_assembler(engram).assemble(prediction, DEMO_CONTEXT_BUDGET)

@@ -256,3 +256,8 @@ def test_demo_uses_its_own_folder(engram_cli: EngramCli) -> None:
     total = demo.json("list", "--mode", "exhaustive")["total"]
     assert total > 0
     assert demo.json("stats")["waiting_for_embedding"] == 0
+    # The demo shows the context assembled for a pasted error: its pitfall is critical.
+    assert "<engram-context version=" in first and "</engram-context>" in first
+    context = engram_cli.json("demo")["context"]
+    assert [m["id"] for m in context["tiers"][0]["memories"]] == ["demo-2"]
+    assert context["tokens"] <= context["budget"] == 600
