@@ -129,23 +129,26 @@ class PathRules:
     def git_ignored(self, path: Path, root: Path) -> bool:
         """Whether the repository's ignore rules ignore `path`: `.git/info/exclude`, the
         top `.gitignore` and those of the folders between it and the file (each
-        relative to its own folder)."""
-        repo = _repository_root(path.parent, root)
+        relative to its own folder). As in git, the deepest `.gitignore` with a pattern
+        that matches decides (`!keep.log` in `src/` keeps `src/keep.log` despite a top
+        `*.log`)."""
+        repo = _repository_root(path.parent)
         if repo is None:
             return False
         try:
             folders = path.parent.relative_to(repo).parts
         except ValueError:
             return False
-        directory = repo
-        for depth in range(len(folders) + 1):
-            if depth:
-                directory = directory / folders[depth - 1]
+        directories = [repo]
+        for folder in folders:
+            directories.append(directories[-1] / folder)
+        for directory in reversed(directories):
             spec = self._gitignore_spec(directory, repo)
             if spec is not None:
                 relative = path.relative_to(directory).as_posix()
-                if spec.match_file(relative):  # type: ignore[attr-defined]
-                    return True
+                include = spec.check_file(relative).include  # type: ignore[attr-defined]
+                if include is not None:
+                    return bool(include)
         return False
 
     def forget_gitignore(self, directory: Path) -> None:
@@ -158,8 +161,8 @@ class PathRules:
 
             lines: list[str] = []
             files = [directory / ".gitignore"]
-            if directory == repo:
-                files.append(repo / ".git" / "info" / "exclude")
+            if directory == repo:  # first: the `.gitignore` patterns take precedence
+                files.insert(0, repo / ".git" / "info" / "exclude")
             for ignore_file in files:
                 try:
                     if ignore_file.is_file() and ignore_file.stat().st_size < MAX_SOURCE_BYTES:
@@ -172,12 +175,12 @@ class PathRules:
         return self._gitignores[directory]
 
 
-def _repository_root(directory: Path, stop: Path) -> Path | None:
+def _repository_root(directory: Path) -> Path | None:
+    """The working tree holding `directory`, which may lie above the watched folder
+    (a watched sub-folder of a repository still follows its `.gitignore`)."""
     for candidate in (directory, *directory.parents):
         if (candidate / ".git").exists():
             return candidate
-        if candidate == stop or stop not in candidate.parents:
-            break
     return None
 
 
