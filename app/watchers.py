@@ -136,21 +136,22 @@ class ProjectWatcher:
                 for entry in sorted(worktrees.iterdir()):
                     self._add_worktree(entry, root)
 
-    def _add_worktree(self, entry: Path, root: Path) -> None:
-        """The worktree whose git directory is `entry` (`.git/worktrees/<name>/`)."""
+    def _add_worktree(self, entry: Path, root: Path, new: bool = False) -> None:
+        """The worktree whose git directory is `entry` (`.git/worktrees/<name>/`); a `new`
+        one (added while watching) has its first branch reported as a checkout."""
         pointer = entry / "gitdir"
         try:
             tree = Path(pointer.read_text("utf-8").strip()).parent
         except OSError:
             return
         if tree.is_dir():
-            self._add_repository(tree.resolve(), root)
+            self._add_repository(tree.resolve(), root, new)
 
-    def _add_repository(self, repo: Path, root: Path) -> None:
+    def _add_repository(self, repo: Path, root: Path, new: bool = False) -> None:
         head = read_head(repo)
         if head is not None:
             self.repositories[head.head_file.resolve()] = _Repository(
-                repo, head.head_file.resolve(), root, head
+                repo, head.head_file.resolve(), root, None if new else head
             )
 
     def _new_observer(self, polling: bool) -> Any:
@@ -202,7 +203,7 @@ class ProjectWatcher:
             and resolved not in self.repositories
             and resolved.parent.parent.name == "worktrees"
         ):
-            self._add_worktree(resolved.parent, root)  # a worktree added while watching
+            self._add_worktree(resolved.parent, root, new=True)  # added while watching
         if resolved in self.repositories and kind_name in (
             "modified",
             "created",

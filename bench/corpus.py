@@ -14,9 +14,12 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,6 +82,43 @@ def import_fresh(data_dir: Path, memories: Path) -> float:
     started = time.perf_counter()
     engram(data_dir, "import", str(memories))
     return time.perf_counter() - started
+
+
+def embedders(data_dir: Path) -> list[int]:
+    """Pids of `engram ... embed` processes working on `data_dir`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "embed" in words and str(data_dir) in words:
+            found.append(int(entry.name))
+    return found
+
+
+@contextmanager
+def without_vectors(data_dir: Path, memories: Path) -> Iterator[tuple[float, list[int]]]:
+    """Import into an empty folder and keep it free of embedding while the block runs:
+    the folder's embedding lock (app.background) is held, so `engram import` starts no
+    background `engram embed`; one found all the same is killed by pid. Yields the import
+    seconds and the pids killed (normally none)."""
+    from app.background import embedding_lock
+
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    with embedding_lock(data_dir) as held:
+        assert held, f"{data_dir}: the embedding lock is taken"
+        started = time.perf_counter()
+        engram(data_dir, "import", str(memories))
+        seconds = time.perf_counter() - started
+        killed = embedders(data_dir)
+        for pid in killed:
+            os.kill(pid, signal.SIGTERM)
+        yield seconds, killed
+        assert not embedders(data_dir), f"{data_dir}: an embedder started"
 
 
 def embedded_data_dir(size: int, fresh: bool = False) -> Path:

@@ -1,7 +1,9 @@
 """Run every benchmark in order (`make bench`); each updates its section of docs/benchmarks.md.
 
 Order: import throughput at 10k first (it builds the embedded 10k folder that the latency
-benchmark reuses), then search quality on the 2k corpus, then search latency at 1k and 10k.
+benchmark reuses), then search quality on the 2k corpus, then search latency at 1k and 10k,
+then activity prediction (replay) at 2k and 10k and the token counter against the
+embedded LLM's tokenizer.
 The first run takes a while (embedding ~10k memories with the ONNX model on the CPU); later
 runs reuse bench/.work/. 100k is not part of the default run:
 `python bench/search_latency.py --sizes 100000` (about 70+ minutes of embedding first).
@@ -20,6 +22,8 @@ STEPS = [
     ["import_throughput.py", "--size", "10000"],
     ["search_quality.py"],
     ["search_latency.py", "--sizes", "1000", "10000"],
+    ["prediction.py", "--sizes", "2000", "10000"],
+    ["token_count.py"],
 ]
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ context is instant.
 What each signal predicts, and at which score (0–1, before learning):
 
 - file opened/saved: memories that mention an identifier the file defines (1.0) or
-  imports (0.85), that point at the file (0.7) or at its folder by glob (0.5), and
+  imports from the project (0.85) or from a package (0.5; standard-library names are
+  ignored), that point at the file (0.7) or at its folder by glob (0.5), and
   memories about sibling files of the same module (0.3). Decisions and constraints about
   the file are critical (tier 1).
 - branch checkout: memories recorded on the branch or tagged with its slug (0.9), and
@@ -229,12 +230,19 @@ class PredictiveEngine:
         symbols = state.symbols
         if symbols is not None:
             defined = set(symbols.defined)
-            found = self.sources.mentioning(list(symbols.identifiers), project, at)
-            for memory_id, names in found.items():
-                own = [n for n in names if n in defined]
-                score = 1.0 if own else 0.85
-                shown = ", ".join(names[:3])
-                scores.add(memory_id, score, f"{'defines' if own else 'imports'}: {shown}")
+            external = set(symbols.external) - set(symbols.identifiers)
+            names = [*symbols.identifiers, *sorted(external)]
+            found = self.sources.mentioning(names, project, at)
+            for memory_id, named in found.items():
+                own = [n for n in named if n in defined]
+                local = [n for n in named if n not in external]
+                shown = ", ".join((own or local or named)[:3])
+                if own:
+                    scores.add(memory_id, 1.0 + 0.02 * (len(own) - 1), f"defines: {shown}")
+                elif local:
+                    scores.add(memory_id, 0.85 + 0.02 * (len(local) - 1), f"imports: {shown}")
+                else:
+                    scores.add(memory_id, 0.5, f"uses package names: {shown}")
         for match in self.sources.pointing_at(path, project):
             if match.exact:
                 scores.add(match.memory_id, 0.7, f"file_ref: {path}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -34,11 +35,14 @@ _LANGUAGES = {
 class SourceSymbols:
     language: str | None
     defined: tuple[str, ...] = ()
-    imported: tuple[str, ...] = ()
+    imported: tuple[str, ...] = ()  # from the project's own modules
     modules: tuple[str, ...] = field(default=())
+    external: tuple[str, ...] = ()  # from third-party packages (`react`, `lodash`)
 
     @property
     def identifiers(self) -> tuple[str, ...]:
+        """Defined and project-imported names; standard-library names are never here
+        (`fmt.Errorf`, `from typing import Any` say nothing about the project)."""
         seen = dict.fromkeys((*self.defined, *self.imported))
         return tuple(seen)
 
@@ -90,6 +94,8 @@ def _python(text: str) -> SourceSymbols:
         elif isinstance(node, ast.ImportFrom):
             if node.module == "__future__":
                 continue  # compiler switches (`annotations`), not names of the code
+            if node.level == 0 and _python_stdlib(node.module):
+                continue
             if node.module:
                 modules.append(node.module)
             imported.extend(alias.name for alias in node.names if alias.name != "*")
@@ -107,13 +113,17 @@ def _python_by_pattern(text: str) -> SourceSymbols:
     imported: list[str] = []
     modules: list[str] = []
     for module, grouped, plain in _PY_FROM.findall(text):
-        if module == "__future__":
+        if module == "__future__" or _python_stdlib(module):
             continue
         modules.append(module)
         names = re.sub(r"#[^\n]*", "", grouped or plain)
         imported.extend(n.split()[0] for n in names.split(",") if n.strip())
     modules.extend(_PY_IMPORT.findall(text))
     return SourceSymbols("python", _unique(defined), _unique(imported), _unique(modules, 1))
+
+
+def _python_stdlib(module: str | None) -> bool:
+    return bool(module) and (module or "").split(".")[0] in sys.stdlib_module_names
 
 
 # --- TypeScript / JavaScript ------------------------------------------------------------
@@ -151,18 +161,36 @@ def _import_clause_names(clause: str) -> list[str]:
     return names
 
 
+_LOCAL_MODULE = re.compile(r"^(\.|/|@/|~/|#|src/)")
+_NODE_BUILTINS = frozenset(
+    "assert buffer child_process crypto events fs http https net os path process stream "
+    "timers url util worker_threads zlib".split()
+)
+
+
 def _script(text: str, language: str) -> SourceSymbols:
     defined = _TS_DEF.findall(text)
     imported: list[str] = []
+    external: list[str] = []
     modules: list[str] = []
-    for clause, module in _TS_IMPORT.findall(text):
+    found = [(module, _import_clause_names(clause)) for clause, module in _TS_IMPORT.findall(text)]
+    found += [
+        (module, [n.split(":")[0].strip() for n in names.split(",") if n.strip()])
+        for names, module in _TS_REQUIRE.findall(text)
+    ]
+    for module, names in found:
+        if module.startswith("node:") or module.split("/")[0] in _NODE_BUILTINS:
+            continue
         modules.append(module)
-        imported.extend(_import_clause_names(clause))
-    for names, module in _TS_REQUIRE.findall(text):
-        modules.append(module)
-        imported.extend(n.split(":")[0].strip() for n in names.split(",") if n.strip())
+        (imported if _LOCAL_MODULE.match(module) else external).extend(names)
     modules.extend(_TS_BARE_IMPORT.findall(text))
-    return SourceSymbols(language, _unique(defined), _unique(imported), _unique(modules, 1))
+    return SourceSymbols(
+        language,
+        _unique(defined),
+        _unique(imported),
+        _unique(modules, 1),
+        _unique(external),
+    )
 
 
 # --- Go -----------------------------------------------------------------------------------
@@ -196,6 +224,8 @@ def _go(text: str) -> SourceSymbols:
     specs = [spec for block in _GO_IMPORT_BLOCK.findall(text) for spec in _GO_SPEC.findall(block)]
     specs += _GO_IMPORT_LINE.findall(text)
     for alias, module in specs:
+        if "." not in module.split("/")[0]:
+            continue  # the standard library (`fmt`, `net/http`): says nothing of the project
         for name in [alias] if alias else _go_package_names(module):
             if name and name not in ("_", "."):
                 aliases[name] = module

@@ -251,10 +251,8 @@ def test_typescript_import_forms() -> None:
     )
     symbols = parse_source("App.tsx", text)
     assert symbols.language == "typescript"
+    assert symbols.external == ("useState", "useEffect", "React")  # a package's names
     assert symbols.imported == (
-        "useState",
-        "useEffect",
-        "React",
         "api",
         "DraftCard",
         "CardId",
@@ -276,7 +274,7 @@ def test_typescript_import_forms() -> None:
 
 def test_default_import_after_a_side_effect_import_is_kept() -> None:
     symbols = parse_source("main.tsx", "import './index.css';\nimport React from 'react';\n")
-    assert symbols.imported == ("React",)
+    assert symbols.external == ("React",)
     assert set(symbols.modules) == {"./index.css", "react"}
 
 
@@ -288,8 +286,8 @@ def test_javascript_require_destructuring() -> None:
     )
     symbols = parse_source("server.js", text)
     assert symbols.language == "javascript"
-    assert symbols.imported == ("readFile", "writeFile", "joinPath")
-    assert symbols.modules == ("fs", "./paths")
+    assert symbols.imported == ("joinPath",)  # node's own `fs` is not the project
+    assert symbols.modules == ("./paths",)
     assert "express" in symbols.defined
 
 
@@ -301,8 +299,8 @@ def test_go_file_from_the_corpus() -> None:
     assert symbols.language == "go"
     assert symbols.defined == ("LoadOrphanedManifest", "WarmFallbackManifest")
     assert "SettleSignedRelease" in symbols.imported
-    assert set(symbols.imported) == {"Context", "SettleSignedRelease", "Errorf"}
-    assert set(symbols.modules) == {"context", "fmt", "github.com/shipit-dev/shipit/pkg/api"}
+    assert set(symbols.imported) == {"SettleSignedRelease"}  # not context.Context, fmt.Errorf
+    assert set(symbols.modules) == {"github.com/shipit-dev/shipit/pkg/api"}
 
 
 def test_go_declarations() -> None:
@@ -398,3 +396,22 @@ def test_any_text_parses_to_names_of_three_or_more_characters(suffix: str, text:
     symbols = parse_source("file" + suffix, text)
     assert all(isinstance(name, str) and len(name) >= 3 for name in symbols.identifiers)
     assert all(isinstance(module, str) and module for module in symbols.modules)
+
+
+def test_standard_library_names_are_not_project_identifiers() -> None:
+    python = parse_source(
+        "a.py",
+        "from typing import Any\nfrom os.path import join\nfrom .models import Invoice\n"
+        "from ledgerly.ledger import settle_account\n",
+    )
+    assert python.imported == ("Invoice", "settle_account")
+    go = parse_source(
+        "a.go",
+        'package a\nimport (\n\t"fmt"\n\t"net/http"\n\t"github.com/x/shipit/pkg/api"\n)\n'
+        "func Run() error { return fmt.Errorf(api.SettleRelease(http.StatusOK)) }\n",
+    )
+    assert go.imported == ("SettleRelease",)
+    script = parse_source(
+        "a.ts", "import { readFile } from 'node:fs';\nimport { join } from 'path';\n"
+    )
+    assert script.imported == () and script.external == ()
