@@ -188,11 +188,21 @@ def test_prose_splits_on_paragraphs_then_sentences() -> None:
 @given(text=st.text(_ANY, max_size=300))
 @settings(max_examples=200)
 def test_token_count_formula(text: str) -> None:
-    """Each word costs one token per four characters (at least one), each other
-    non-space character one."""
-    expected = sum(max(1, len(w) // 4) for w in re.findall(r"\w+", text))
-    expected += len(re.findall(r"[^\w\s]", text))
+    """A run of ASCII letters costs one token per four characters (rounded up), every
+    other non-space character one; never less than the visible characters / 4."""
+    expected = 0
+    for character_run in re.findall(r"[A-Za-z]+|[^A-Za-z\s]", text):
+        expected += -(-len(character_run) // 4)
     assert approximate_tokens(text) == expected
+    assert approximate_tokens(text) * 4 >= len("".join(text.split()))
+
+
+def test_token_count_matches_known_texts() -> None:
+    assert approximate_tokens("") == 0
+    assert approximate_tokens("use UTC") == 2
+    assert approximate_tokens("ledgerly-m00042") == 2 + 1 + 1 + 5  # digits one by one
+    assert approximate_tokens("issue_refund()") == 2 + 1 + 2 + 2
+    assert approximate_tokens("日本語") == 3
 
 
 def test_ten_megabytes_are_chunked_and_stored(tmp_path: Path) -> None:
