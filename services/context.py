@@ -303,7 +303,8 @@ class ContextAssembler:
             [self.counter(render_memory(c.memory, level)) + 1 for level in Level]
             for c in candidates
         ]
-        levels = [Level.FULL for _ in candidates]
+        richest = [Level(min(max(c.richest, 0), Level.INDEX)) for c in candidates]
+        levels = list(richest)
         kept = len(candidates)
 
         def total() -> int:
@@ -320,7 +321,7 @@ class ContextAssembler:
                 kept -= 1
         # Memories left with spare budget move back up a level, best-ranked first.
         for i in range(kept):
-            while levels[i] > Level.FULL:
+            while levels[i] > richest[i]:
                 richer = Level(levels[i] - 1)
                 if total() - costs[i][levels[i]] + costs[i][richer] > budget:
                     break

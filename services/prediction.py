@@ -13,7 +13,8 @@ What each signal predicts, and at which score (0–1, before learning):
   decisions and patterns whose words match the branch name (0.4).
 - error seen: fixes and pitfalls that quote the error's key line (1.0, tier 1), and
   keyword neighbours among fixes, pitfalls and lessons (0.6).
-- time of day: workflows the user tends to use at this hour (tier 3).
+- time of day: workflows the user tends to use at this hour (tier 3, with the
+  project's conventions, compressed, and summaries of its lessons and episodes).
 - learning: a memory cited after a signal gains weight for that signal next time.
 
 The state carries over: the branch's memories and the fixes of errors seen in the last
@@ -64,6 +65,7 @@ class Candidate:
     memory: Memory
     score: float
     reasons: list[Reason] = field(default_factory=list)
+    richest: int = 0  # the richest level it may take: 0 full, 1 summary, 2 compressed
 
 
 @dataclass
@@ -291,24 +293,19 @@ class PredictiveEngine:
         found: list[Candidate] = []
         seen = set(chosen)
 
-        def take(memories: list[Memory], score: float, signal: str) -> None:
+        def take(memories: list[Memory], score: float, signal: str, richest: int) -> None:
             for memory in memories:
                 if memory.id not in seen and len(found) < self.limits.background:
                     seen.add(memory.id)
-                    found.append(Candidate(memory, score, [Reason(signal, score)]))
+                    found.append(Candidate(memory, score, [Reason(signal, score)], richest))
 
         hour_ids = self.sources.used_at_hour(project, at.astimezone(UTC).hour, 3)
         by_hour = self.sources.load(hour_ids, project, at)
-        take([by_hour[i] for i in hour_ids if i in by_hour], 0.6, f"used around {at:%H}:00")
-        take(
-            self.sources.of_types(project, at, (T.CONVENTION,), 6),
-            0.5,
-            "project convention",
-        )
-        take(self.sources.of_types(project, at, (T.WORKFLOW,), 2), 0.4, "project workflow")
-        take(
-            self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3),
-            0.3,
-            "project history",
-        )
+        take([by_hour[i] for i in hour_ids if i in by_hour], 0.6, f"used around {at:%H}:00", 0)
+        # Conventions enter compressed and history as summaries: background, not focus.
+        conventions = self.sources.of_types(project, at, (T.CONVENTION,), 6)
+        take(conventions, 0.5, "project convention", 2)
+        take(self.sources.of_types(project, at, (T.WORKFLOW,), 2), 0.4, "project workflow", 1)
+        history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3)
+        take(history, 0.3, "project history", 1)
         return found

@@ -231,3 +231,12 @@ def test_budget_is_never_exceeded(
     assert result.tokens == count_tokens(result.markdown)
     placed = [i for tier in (1, 2, 3) for i in result.ids(tier)]
     assert len(placed) == len(set(placed))
+
+
+def test_background_conventions_enter_compressed_even_with_room() -> None:
+    convention = candidate("conv", LONG, type="convention")
+    convention.richest = 2
+    result = ContextAssembler(40000).assemble(prediction(background=[convention]))
+    (placed,) = result.tiers[2].placed
+    assert placed.level is Level.COMPRESSED
+    assert "names: thing_0" in result.markdown

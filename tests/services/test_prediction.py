@@ -183,3 +183,13 @@ def test_superseded_and_archived_memories_are_not_predicted(store: MemoryStore) 
     seed(store, "new", "`issue_refund` uses integer cents.", supersedes="old")
     _, relevant, _ = tiers(PredictiveEngine(store).observe(opened("src/r.py", REFUNDS_PY)))
     assert relevant == ["new"]
+
+
+def test_background_holds_conventions_compressed_and_history_summarised(
+    store: MemoryStore,
+) -> None:
+    seed(store, "conv", "Indent with four spaces.", type="convention")
+    seed(store, "lesson", "Staging data drifts; re-seed weekly.", type="lesson")
+    prediction = PredictiveEngine(store).observe(opened("x.py"))
+    richest = {c.memory.id: c.richest for c in prediction.background}
+    assert richest == {"conv": 2, "lesson": 1}
