@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -309,3 +309,24 @@ class PredictiveEngine:
         history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3)
         take(history, 0.3, "project history", 1)
         return found
+
+
+def with_search_results(
+    prediction: Prediction, found: list[tuple[Memory, float]], query: str
+) -> Prediction:
+    """The prediction with a search's results first in the relevant tier (the user asked
+    for them), each memory kept once."""
+    reason = f"search: {query[:80]}"
+    searched = [Candidate(memory, score, [Reason(reason, score)]) for memory, score in found]
+    ids = {c.memory.id for c in searched}
+    critical = [c for c in prediction.critical if c.memory.id not in ids]
+    relevant = searched + [c for c in prediction.relevant if c.memory.id not in ids]
+    background = [c for c in prediction.background if c.memory.id not in ids]
+    related = [c for c in prediction.related if c.memory.id not in ids]
+    return replace(
+        prediction,
+        critical=critical,
+        relevant=relevant,
+        background=background,
+        related=related,
+    )

@@ -99,3 +99,10 @@ def test_every_module_has_a_docstring(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     docstring = ast.get_docstring(tree)
     assert docstring and docstring.strip(), f"{path.relative_to(ROOT)} has no module docstring"
+
+
+@pytest.mark.parametrize("path", _modules("app"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_app_never_imports_ui(path: Path) -> None:
+    """ui → app → services: the app layer holds threads and timers, never widgets."""
+    bad = [(line, name) for line, name in imports_of(path) if name.split(".")[0] == "ui"]
+    assert not bad, f"{path} imports the ui layer: {bad}"

@@ -1,0 +1,104 @@
+"""What the desktop app does, without widgets: opens the services lazily (the tray icon
+shows before any model loads), searches, assembles and copies context, records use.
+
+Every method here may block (SQLite, the embedding model) and is meant to be called
+through the task runner, never on the UI thread; none touches a widget.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.activity import build_assembler, read_profile, restore_state
+from app.composition import Engram, open_engram
+from services.context import AssembledContext, Level, render_memory
+from services.filters import MemoryFilter
+from services.memory import Memory
+from services.prediction import Prediction, PredictiveEngine, with_search_results
+from services.retrieval import SearchResult
+from services.types import UsageEvent
+
+SEARCH_LIMIT = 12
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    query: str
+    results: list[SearchResult]
+    elapsed_ms: float
+    flags: list[str]
+
+
+class Desktop:
+    def __init__(self, data_dir: Path, engram: Engram | None = None) -> None:
+        self.data_dir = data_dir
+        self._engram = engram
+        self._engine: PredictiveEngine | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def engram(self) -> Engram:
+        with self._lock:
+            if self._engram is None:
+                self._engram = open_engram(self.data_dir)
+            return self._engram
+
+    @property
+    def engine(self) -> PredictiveEngine:
+        if self._engine is None:
+            self._engine = PredictiveEngine(self.engram.store)
+            restore_state(self.engram, self._engine, None)
+        return self._engine
+
+    def attach_engine(self, engine: PredictiveEngine) -> None:
+        """Use the watch session's engine, so context follows the watchers."""
+        self._engine = engine
+
+    @property
+    def current_project(self) -> str | None:
+        return self.engine.current_project
+
+    def search(self, query: str, project: str | None = None) -> SearchAnswer:
+        engram = self.engram
+        flt = MemoryFilter(project=project)
+        response = engram.service.search(query, flt, SEARCH_LIMIT)
+        return SearchAnswer(
+            query, response.results, response.metrics.total_ms, list(response.flags)
+        )
+
+    def prediction(self) -> Prediction:
+        return self.engine.prediction()
+
+    def context_for(
+        self, query: str | None = None, results: list[SearchResult] | None = None
+    ) -> AssembledContext:
+        """The warm prediction, with the query's results first when there is one."""
+        engram = self.engram
+        prediction = self.engine.prediction()
+        if query and results:
+            found = [(r.memory, r.score) for r in results]
+            prediction = with_search_results(prediction, found, query)
+        profile, consent = read_profile(engram)
+        return build_assembler(engram).assemble(prediction, None, profile, consent)
+
+    def memory_text(self, memory: Memory) -> str:
+        return render_memory(memory, Level.FULL)
+
+    def mark(self, memory_ids: list[str], event: UsageEvent) -> None:
+        engram = self.engram
+        engram.lifecycle.record(memory_ids, event)
+        if event in (UsageEvent.CITED, UsageEvent.USED):
+            self.engine.learn_from_citations(memory_ids)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._engram is not None:
+                self._engram.close()
+                self._engram = None
+
+    @staticmethod
+    def now() -> datetime:
+        return datetime.now(UTC)

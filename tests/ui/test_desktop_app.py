@@ -1,0 +1,92 @@
+"""The desktop app without a system tray (offscreen): the fallback window, copying the
+context, pausing, one instance per data folder, and the icon states."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QGuiApplication
+
+from app.desktop import Desktop
+from app.single_instance import InstanceServer, ask_running_instance
+from tests.fakes import HashEmbedder
+from ui.icons import IconState, state_pixmap
+from ui.main import NO_TRAY_NOTICE, DesktopApp
+from ui.tray import ActionsWindow
+
+
+@pytest.fixture
+def desktop_app(
+    qtbot: Any,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Iterator[DesktopApp]:
+    from app.composition import open_engram
+
+    monkeypatch.setattr("ui.main.QApplication.quit", lambda: None)
+    engram = open_engram(data_dir, embedder=HashEmbedder())
+    engram.service.add({"content": "Use UTC in the database.", "project": "shop", "id": "u1"})
+    app = DesktopApp(data_dir, Desktop(data_dir, engram), use_tray=False, watch=False)
+    qtbot.addWidget(app.presence)
+    app.started_with = capsys.readouterr().err  # type: ignore[attr-defined]
+    yield app
+    app.quit()
+
+
+def test_without_a_tray_a_window_offers_the_actions(desktop_app: DesktopApp) -> None:
+    assert isinstance(desktop_app.presence, ActionsWindow)
+    assert desktop_app.presence.isVisible()
+    assert set(desktop_app.presence.buttons) == {
+        "Quick search",
+        "Copy context for the current file",
+        "Pause watching",
+        "Quit Engram",
+    }
+    assert NO_TRAY_NOTICE in desktop_app.started_with  # type: ignore[attr-defined]
+
+
+def test_quick_search_button_opens_the_popup(qtbot: Any, desktop_app: DesktopApp) -> None:
+    desktop_app.presence.buttons["Quick search"].click()
+    assert desktop_app.popup.isVisible()
+
+
+def test_copy_context_puts_the_block_on_the_clipboard(qtbot: Any, desktop_app: DesktopApp) -> None:
+    QGuiApplication.clipboard().setText("")
+    desktop_app.presence.buttons["Copy context for the current file"].click()
+    qtbot.waitUntil(
+        lambda: QGuiApplication.clipboard().text().startswith("<engram-context "), timeout=5000
+    )
+    assert "Copied" in desktop_app.presence.state_label.text()
+
+
+def test_pause_and_resume(qtbot: Any, desktop_app: DesktopApp) -> None:
+    button = desktop_app.presence.buttons["Pause watching"]
+    button.click()
+    assert desktop_app.paused and button.text() == "Resume watching"
+    assert desktop_app.presence.state_label.text().startswith("Paused")
+    button.click()
+    assert not desktop_app.paused and button.text() == "Pause watching"
+
+
+def test_one_instance_per_data_folder(qtbot: Any, tmp_path: Path) -> None:
+    shown: list[bool] = []
+    folder = tmp_path / "one"
+    assert not ask_running_instance(folder, timeout_ms=200)
+    server = InstanceServer(folder, lambda: shown.append(True))
+    try:
+        assert ask_running_instance(folder)
+        qtbot.waitUntil(lambda: shown == [True], timeout=3000)
+        assert not ask_running_instance(tmp_path / "other", timeout_ms=200)
+    finally:
+        server.close()
+
+
+def test_icon_states_differ() -> None:
+    images = {state: state_pixmap(state, 32).toImage() for state in IconState}
+    assert len({image.pixelColor(16, 16).name() for image in images.values()}) >= 2
+    attention = images[IconState.ATTENTION]
+    assert attention.pixelColor(27, 5).red() > 200  # the red dot

@@ -1,0 +1,176 @@
+"""The desktop app: tray (or its fallback window), quick-search popup, project watchers.
+
+The icon appears before anything heavy loads; the services open on the task runner on
+first use. Watching starts in the background for the `watch.paths` folders; its
+predictions keep the context for "Copy context" warm.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+
+from app.desktop import Desktop
+from app.errors import to_message
+from app.single_instance import InstanceServer, ask_running_instance
+from app.tasks import TaskRunner
+from ui.icons import IconState
+from ui.popup import QuickSearchPopup
+from ui.tray import ActionsWindow, Tray, TrayActions
+
+log = logging.getLogger(__name__)
+NO_TRAY_NOTICE = (
+    "engram: this desktop has no system tray; Engram's actions are in a small window instead"
+)
+
+
+class _Bridge(QObject):
+    """Carries watcher reports from the watcher's thread to the UI thread."""
+
+    report = Signal(object)
+    notice = Signal(str)
+
+
+class DesktopApp(QObject):
+    def __init__(
+        self,
+        data_dir: Path,
+        desktop: Desktop | None = None,
+        use_tray: bool | None = None,
+        watch: bool = True,
+    ) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+        self.desktop = desktop or Desktop(data_dir)
+        self.runner = TaskRunner(self)
+        self.popup = QuickSearchPopup(self.desktop, self.runner, self._project)
+        self.session: Any = None
+        self.paused = False
+        self.watch_enabled = watch
+        self.bridge = _Bridge()
+        self.bridge.report.connect(self._on_report)
+        self.bridge.notice.connect(self._on_notice)
+        actions = TrayActions(
+            quick_search=self.popup.present,
+            copy_context=self.copy_context,
+            toggle_watching=self.toggle_watching,
+            quit=self.quit,
+        )
+        tray_available = QSystemTrayIcon.isSystemTrayAvailable() if use_tray is None else use_tray
+        self.presence: Tray | ActionsWindow
+        if tray_available:
+            self.presence = Tray(actions, self)
+            self.presence.show()
+        else:
+            print(NO_TRAY_NOTICE, file=sys.stderr)
+            self.presence = ActionsWindow(actions)
+            self.presence.show()
+        self.runner.busy_changed.connect(self._busy)
+        self.popup.copied.connect(lambda text: self.presence.set_state(IconState.IDLE, text))
+        self.popup.failed.connect(lambda text: self.presence.set_state(IconState.ATTENTION, text))
+        self.instance = InstanceServer(data_dir, self.popup.present)
+        if watch:
+            QTimer.singleShot(0, self.start_watching)
+
+    def _project(self) -> str | None:
+        engine = getattr(self.desktop, "_engine", None)
+        return engine.current_project if engine is not None else None
+
+    def _busy(self, busy: bool) -> None:
+        if self.presence.__class__ is Tray and self.presence.state is IconState.ATTENTION:
+            return
+        if not self.paused:
+            self.presence.set_state(IconState.WORKING if busy else IconState.IDLE)
+
+    # --- watching ------------------------------------------------------------------------
+
+    def start_watching(self) -> None:
+        def start() -> Any:
+            from app.activity import watched_paths
+            from app.watch_session import WatchSession
+
+            engram = self.desktop.engram
+            roots = watched_paths(engram)
+            if not roots:
+                return None
+            session = WatchSession(
+                engram, roots, self.bridge.report.emit, notice=self.bridge.notice.emit
+            )
+            session.start()
+            self.desktop.attach_engine(session.engine)
+            return session
+
+        self.runner.run(start, self._watching_started, self._failed)
+
+    def _watching_started(self, session: Any) -> None:
+        self.session = session
+        if session is None:
+            self.presence.set_state(IconState.IDLE, "no folders watched (settings: watch.paths)")
+
+    def toggle_watching(self) -> None:
+        if self.paused:
+            self.paused = False
+            self.presence.set_paused(False)
+            self.presence.set_state(IconState.IDLE)
+            self.start_watching()
+            return
+        self.paused = True
+        self.presence.set_paused(True)
+        self.presence.set_state(IconState.PAUSED, "watching paused")
+        session, self.session = self.session, None
+        if session is not None:
+            self.runner.run(session.stop)
+
+    def _on_report(self, line: dict[str, Any]) -> None:
+        if line.get("storm"):
+            return
+        what = line.get("path") or line.get("branch") or ""
+        self.presence.set_state(IconState.IDLE, f"ready for {what}")
+
+    def _on_notice(self, text: str) -> None:
+        self.presence.set_state(IconState.ATTENTION, text[:120])
+        self.presence.notify("Engram", text)
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def copy_context(self) -> None:
+        self.runner.run(self.desktop.context_for, self._copied, self._failed)
+
+    def _copied(self, context: Any) -> None:
+        QGuiApplication.clipboard().setText(context.markdown)
+        self.presence.set_state(IconState.IDLE, f"copied {context.tokens:,} tokens of context")
+        self.presence.notify("Engram", f"Copied {context.tokens:,} tokens of context")
+
+    def _failed(self, error: BaseException) -> None:
+        message = to_message(error).title
+        self.presence.set_state(IconState.ATTENTION, message)
+        self.presence.notify("Engram", message)
+
+    def quit(self) -> None:
+        session, self.session = self.session, None
+        if session is not None:
+            session.stop()
+        self.instance.close()
+        self.runner.shutdown(wait=True)
+        self.desktop.close()
+        QApplication.quit()
+
+
+def run_tray(data_dir: Path) -> int:
+    """Start the desktop app for `data_dir` (or show the running one's popup)."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Engram")
+    app.setQuitOnLastWindowClosed(False)
+    if ask_running_instance(data_dir):
+        print("engram: already running for this data folder; showing its popup", file=sys.stderr)
+        return 0
+    desktop_app = DesktopApp(data_dir)
+    app.aboutToQuit.connect(lambda: desktop_app.instance.close())
+    return int(app.exec())
