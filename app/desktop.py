@@ -93,6 +93,12 @@ class Desktop:
         if event in (UsageEvent.CITED, UsageEvent.USED):
             self.engine.learn_from_citations(memory_ids)
 
+    def reopen(self) -> None:
+        """Close the services; the next use opens them with the current settings (a new
+        embedding model, another vector store)."""
+        self.close()
+        self._engine = None
+
     def close(self) -> None:
         with self._lock:
             if self._engram is not None:

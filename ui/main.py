@@ -51,6 +51,7 @@ class DesktopApp(QObject):
         self.runner = TaskRunner(self)
         self.popup = QuickSearchPopup(self.desktop, self.runner, self._project)
         self.session: Any = None
+        self.settings_panel: Any = None
         self.paused = False
         self.watch_enabled = watch
         self.bridge = _Bridge()
@@ -60,6 +61,7 @@ class DesktopApp(QObject):
             quick_search=self.popup.present,
             copy_context=self.copy_context,
             toggle_watching=self.toggle_watching,
+            settings=self.open_settings,
             quit=self.quit,
         )
         tray_available = QSystemTrayIcon.isSystemTrayAvailable() if use_tray is None else use_tray
@@ -136,6 +138,35 @@ class DesktopApp(QObject):
     def _on_notice(self, text: str) -> None:
         self.presence.set_state(IconState.ATTENTION, text[:120])
         self.presence.notify("Engram", text)
+
+    # --- settings -----------------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        self.runner.run(lambda: self.desktop.engram.settings, self._show_settings, self._failed)
+
+    def _show_settings(self, settings: Any) -> None:
+        from ui.settings_panel import SettingsPanel
+
+        if self.settings_panel is None or self.settings_panel.settings is not settings:
+            self.settings_panel = SettingsPanel(settings)
+            self.settings_panel.changed.connect(self.setting_changed)
+        self.settings_panel.show()
+        self.settings_panel.raise_()
+
+    def setting_changed(self, key: str, value: Any) -> None:
+        """Apply a change without a restart: context and profile settings are read at
+        each use; watching restarts; the rest reopens the services on next use."""
+        group = key.split(".")[0]
+        if group in ("context", "profile"):
+            return
+        if group == "watch":
+            if not self.paused:
+                session, self.session = self.session, None
+                if session is not None:
+                    self.runner.run(session.stop)
+                self.start_watching()
+            return
+        self.runner.run(self.desktop.reopen)
 
     # --- actions ---------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ class TrayActions:
     quick_search: Callable[[], None]
     copy_context: Callable[[], None]
     toggle_watching: Callable[[], None]
+    settings: Callable[[], None]
     quit: Callable[[], None]
 
 
@@ -35,6 +36,8 @@ def build_menu(actions: TrayActions, parent: QWidget | None = None) -> tuple[QMe
     menu.addAction("Copy context for the current file", actions.copy_context)
     menu.addSeparator()
     pause = menu.addAction("Pause watching", actions.toggle_watching)
+    menu.addSeparator()
+    menu.addAction("Settings…", actions.settings)
     menu.addSeparator()
     menu.addAction("Quit Engram", actions.quit)
     return menu, pause
@@ -92,6 +95,7 @@ class ActionsWindow(QWidget):
             ("Quick search", actions.quick_search),
             ("Copy context for the current file", actions.copy_context),
             ("Pause watching", actions.toggle_watching),
+            ("Settings…", actions.settings),
             ("Quit Engram", actions.quit),
         ):
             button = QPushButton(label)

@@ -44,6 +44,7 @@ def test_without_a_tray_a_window_offers_the_actions(desktop_app: DesktopApp) -> 
         "Quick search",
         "Copy context for the current file",
         "Pause watching",
+        "Settings…",
         "Quit Engram",
     }
     assert NO_TRAY_NOTICE in desktop_app.started_with  # type: ignore[attr-defined]
@@ -90,3 +91,17 @@ def test_icon_states_differ() -> None:
     assert len({image.pixelColor(16, 16).name() for image in images.values()}) >= 2
     attention = images[IconState.ATTENTION]
     assert attention.pixelColor(27, 5).red() > 200  # the red dot
+
+
+def test_settings_open_and_apply_without_restart(qtbot: Any, desktop_app: DesktopApp) -> None:
+    desktop_app.presence.buttons["Settings…"].click()
+    qtbot.waitUntil(lambda: desktop_app.settings_panel is not None, timeout=5000)
+    panel = desktop_app.settings_panel
+    assert panel.isVisible() and panel.settings is desktop_app.desktop.engram.settings
+    assert panel.fields["context.budget"].apply("1000")
+    QGuiApplication.clipboard().setText("")
+    desktop_app.copy_context()
+    qtbot.waitUntil(lambda: QGuiApplication.clipboard().text().startswith("<engram"), timeout=5000)
+    from services.tokens import count_tokens
+
+    assert count_tokens(QGuiApplication.clipboard().text()) <= 1000
