@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from app.activity import build_assembler, read_profile, restore_state
 from app.composition import Engram, open_engram
@@ -92,6 +93,26 @@ class Desktop:
         engram.lifecycle.record(memory_ids, event)
         if event in (UsageEvent.CITED, UsageEvent.USED):
             self.engine.learn_from_citations(memory_ids)
+
+    # --- the memory browser ---------------------------------------------------------------
+
+    def all_memories(self, limit: int = 20_000) -> list[Memory]:
+        """Every memory (all tiers, superseded included), newest first."""
+        return self.engram.store.query(MemoryFilter.everything(), limit=limit)
+
+    def edit_memory(self, memory_id: str, changes: dict[str, Any]) -> Memory:
+        return self.engram.service.edit(memory_id, changes)
+
+    def delete_memory(self, memory_id: str) -> Memory:
+        return self.engram.service.delete(memory_id)
+
+    def restore_memory(self, memory: Memory) -> Memory:
+        """Undo a delete: the same memory, same id and history, back in the store."""
+        self.engram.service.import_memories([memory])
+        return memory
+
+    def add_memory(self, data: dict[str, Any]) -> Memory:
+        return self.engram.service.add(data)
 
     def reopen(self) -> None:
         """Close the services; the next use opens them with the current settings (a new

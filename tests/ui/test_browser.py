@@ -1,0 +1,119 @@
+"""The memory browser on a real store: filter, sort, pin, archive/restore, edit, delete
+and undo."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.composition import open_engram
+from app.desktop import Desktop
+from app.tasks import TaskRunner
+from tests.fakes import HashEmbedder
+from ui.browser import MemoryBrowser
+
+
+@pytest.fixture
+def browser(qtbot: Any, data_dir: Path) -> Iterator[MemoryBrowser]:
+    engram = open_engram(data_dir, embedder=HashEmbedder())
+    for number, (project, type_, text) in enumerate(
+        [
+            ("shop", "decision", "Use PostgreSQL for orders."),
+            ("shop", "pitfall", "Dates from the API are naive."),
+            ("app", "convention", "Components fetch with useQuery."),
+        ]
+    ):
+        engram.service.add(
+            {
+                "id": f"m{number}",
+                "project": project,
+                "type": type_,
+                "content": text,
+                "tags": ["t" + str(number)],
+                "created_at": f"2026-0{number + 1}-01T10:00:00+00:00",
+            }
+        )
+    desktop = Desktop(data_dir, engram)
+    runner = TaskRunner()
+    widget = MemoryBrowser(desktop, runner)
+    qtbot.addWidget(widget)
+    widget.show()
+    widget.refresh()
+    qtbot.waitUntil(lambda: widget.model.rowCount() == 3, timeout=5000)
+    yield widget
+    runner.shutdown()
+    desktop.close()
+
+
+def visible_ids(browser: MemoryBrowser) -> list[str]:
+    return [
+        browser.model.memories[browser.proxy.mapToSource(browser.proxy.index(row, 0)).row()].id
+        for row in range(browser.proxy.rowCount())
+    ]
+
+
+def test_lists_newest_first_and_sorts_by_column(browser: MemoryBrowser) -> None:
+    assert visible_ids(browser) == ["m2", "m1", "m0"]
+    browser.table.sortByColumn(1, Qt.SortOrder.AscendingOrder)  # type
+    assert visible_ids(browser) == ["m2", "m0", "m1"]  # convention, decision, pitfall
+
+
+def test_filters_by_text_project_and_type(browser: MemoryBrowser) -> None:
+    browser.search.setText("naive")
+    assert visible_ids(browser) == ["m1"]
+    browser.search.setText("")
+    browser.projects.setCurrentText("shop")
+    assert set(visible_ids(browser)) == {"m0", "m1"}
+    browser.types.setCurrentText("decision")
+    assert visible_ids(browser) == ["m0"]
+
+
+def test_detail_shows_the_full_memory(browser: MemoryBrowser) -> None:
+    browser.select("m1")
+    text = browser.detail.toPlainText()
+    assert "Dates from the API are naive." in text and "t1" in text and "m1" in text
+
+
+def test_pin_archive_restore(qtbot: Any, browser: MemoryBrowser) -> None:
+    store = browser.backend.engram.store  # type: ignore[attr-defined]
+    browser.select("m0")
+    browser.buttons["Pin"].click()
+    qtbot.waitUntil(lambda: store.get("m0").tier.value == "hot", timeout=5000)
+    qtbot.waitUntil(lambda: browser.buttons["Pin"].text() == "Unpin", timeout=5000)
+    browser.buttons["Archive"].click()
+    qtbot.waitUntil(lambda: store.get("m0").tier.value == "archived", timeout=5000)
+    qtbot.waitUntil(lambda: browser.buttons["Archive"].text() == "Restore", timeout=5000)
+    browser.buttons["Archive"].click()
+    qtbot.waitUntil(lambda: store.get("m0").tier.value == "warm", timeout=5000)
+
+
+def test_edit_saves_through_the_service(qtbot: Any, browser: MemoryBrowser) -> None:
+    store = browser.backend.engram.store  # type: ignore[attr-defined]
+    browser.select("m2")
+    browser.edit_selected({"content": "Components fetch with useQuery and suspense."})
+    qtbot.waitUntil(lambda: "suspense" in store.get("m2").content, timeout=5000)
+    qtbot.waitUntil(lambda: "suspense" in browser.detail.toPlainText(), timeout=5000)
+
+
+def test_delete_and_undo_keep_the_same_memory(qtbot: Any, browser: MemoryBrowser) -> None:
+    store = browser.backend.engram.store  # type: ignore[attr-defined]
+    before = store.get("m1")
+    browser.select("m1")
+    browser.buttons["Delete"].click()
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2, timeout=5000)
+    assert "m1" not in store.all_ids()
+    assert "Undo delete" in browser.status.text()
+    browser.buttons["Undo delete"].click()
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 3, timeout=5000)
+    after = store.get("m1")
+    assert (after.content, after.tags, after.created_at, after.type) == (
+        before.content,
+        before.tags,
+        before.created_at,
+        before.type,
+    )
+    assert not browser.buttons["Undo delete"].isEnabled()

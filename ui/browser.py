@@ -1,0 +1,335 @@
+"""The memory browser: every memory in a filterable, sortable table (project, type,
+tier, date, confidence, title), its full text beside it, and edit, delete (with undo),
+archive/restore and pin (the hot tier, which reflexive searches look at first).
+
+All reads and writes go through the `BrowserBackend` on the task runner; the table
+is refreshed from the store after each change."""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Protocol
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.tasks import TaskRunner
+from services.memory import Memory
+from services.types import MemoryType, Tier
+
+COLUMNS = ("Project", "Type", "Tier", "Created", "Confidence", "Title")
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class BrowserBackend(Protocol):
+    def all_memories(self) -> list[Memory]: ...
+
+    def edit_memory(self, memory_id: str, changes: dict[str, Any]) -> Memory: ...
+
+    def delete_memory(self, memory_id: str) -> Memory: ...
+
+    def restore_memory(self, memory: Memory) -> Memory: ...
+
+
+class MemoryTable(QAbstractTableModel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.memories: list[Memory] = []
+
+    def set_memories(self, memories: list[Memory]) -> None:
+        self.beginResetModel()
+        self.memories = memories
+        self.endResetModel()
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 (Qt API)
+        return 0 if parent.isValid() else len(self.memories)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 (Qt API)
+        return len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: _Index, role: int = 0) -> Any:
+        memory = self.memories[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (
+                memory.project or "—",
+                memory.type.value,
+                memory.tier.value + (" (superseded)" if memory.superseded else ""),
+                memory.created_at[:10],
+                f"{memory.confidence:.2f}",
+                memory.title,
+            )[column]
+        if role == Qt.ItemDataRole.UserRole:  # sort keys
+            return (
+                memory.project or "",
+                memory.type.value,
+                ["hot", "warm", "cold", "archived"].index(memory.tier.value),
+                memory.created_at,
+                memory.confidence,
+                memory.title.lower(),
+            )[column]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return memory.id
+        return None
+
+
+class MemoryFilterProxy(QSortFilterProxyModel):
+    """Text (title, content, tags, id), project and type filters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text = ""
+        self.project = ""
+        self.type = ""
+        self.setSortRole(Qt.ItemDataRole.UserRole)
+
+    def set_filters(self, text: str, project: str, type_: str) -> None:
+        if hasattr(self, "beginFilterChange"):  # Qt ≥ 6.9; invalidateFilter is deprecated
+            self.beginFilterChange()
+            self.text, self.project, self.type = text.lower().strip(), project, type_
+            self.endFilterChange()
+        else:
+            self.text, self.project, self.type = text.lower().strip(), project, type_
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, row: int, parent: _Index) -> bool:
+        model = self.sourceModel()
+        assert isinstance(model, MemoryTable)
+        memory = model.memories[row]
+        if self.project and (memory.project or "") != self.project:
+            return False
+        if self.type and memory.type.value != self.type:
+            return False
+        if self.text:
+            haystack = " ".join([memory.id, memory.title, memory.content, *memory.tags]).lower()
+            return all(word in haystack for word in self.text.split())
+        return True
+
+
+class MemoryBrowser(QWidget):
+    """Signals: `message(str)` for the status line (also after undoable deletes)."""
+
+    message = Signal(str)
+
+    def __init__(self, backend: BrowserBackend, runner: TaskRunner) -> None:
+        super().__init__()
+        self.backend = backend
+        self.runner = runner
+        self.undo_stack: list[Memory] = []
+        self.setWindowTitle("Engram — memories")
+        self.model = MemoryTable()
+        self.proxy = MemoryFilterProxy()
+        self.proxy.setSourceModel(self.model)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().hide()
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self.show_selected())
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Filter by words, tags or id…")
+        self.projects = QComboBox()
+        self.types = QComboBox()
+        self.types.addItems(["All types", *[t.value for t in MemoryType]])
+        for widget in (self.search,):
+            widget.textChanged.connect(lambda _t: self.apply_filters())
+        self.projects.currentTextChanged.connect(lambda _t: self.apply_filters())
+        self.types.currentTextChanged.connect(lambda _t: self.apply_filters())
+        self.detail = QTextBrowser()
+        self.status = QLabel()
+        self.buttons: dict[str, QPushButton] = {}
+        actions = QHBoxLayout()
+        for label, handler in (
+            ("Pin", self.toggle_pin),
+            ("Archive", self.toggle_archive),
+            ("Delete", self.delete_selected),
+            ("Undo delete", self.undo_delete),
+            ("Refresh", lambda: self.refresh()),
+        ):
+            button = QPushButton(label)
+            button.clicked.connect(handler)
+            actions.addWidget(button)
+            self.buttons[label] = button
+        actions.addStretch(1)
+        filters = QHBoxLayout()
+        filters.addWidget(self.search, 1)
+        filters.addWidget(self.projects)
+        filters.addWidget(self.types)
+        splitter = QSplitter()
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.detail)
+        splitter.setSizes([640, 360])
+        layout = QVBoxLayout(self)
+        layout.addLayout(filters)
+        layout.addWidget(splitter, 1)
+        layout.addLayout(actions)
+        layout.addWidget(self.status)
+        self.resize(1100, 600)
+        self.message.connect(self.status.setText)
+        self.update_buttons()
+
+    # --- data ------------------------------------------------------------------------------
+
+    def refresh(self, note: str = "") -> None:
+        """Reload from the store; `note` (what just happened) leads the status line."""
+        self.runner.run(
+            self.backend.all_memories,
+            lambda memories: self.loaded(memories, note),
+            self.failed,
+            channel="browser",
+        )
+
+    def loaded(self, memories: list[Memory], note: str = "") -> None:
+        selected = self.selected()
+        self.model.set_memories(memories)
+        projects = sorted({m.project or "" for m in memories} - {""})
+        current = self.projects.currentText()
+        self.projects.blockSignals(True)
+        self.projects.clear()
+        self.projects.addItems(["All projects", *projects])
+        if current in projects:
+            self.projects.setCurrentText(current)
+        self.projects.blockSignals(False)
+        self.apply_filters()
+        if selected is not None:
+            self.select(selected.id)
+        count = f"{len(memories)} memories"
+        self.message.emit(f"{note} · {count}" if note else count)
+
+    def failed(self, error: BaseException) -> None:
+        from app.errors import to_message
+
+        self.message.emit(to_message(error).title)
+
+    def apply_filters(self) -> None:
+        project = self.projects.currentText()
+        type_ = self.types.currentText()
+        self.proxy.set_filters(
+            self.search.text(),
+            "" if project in ("", "All projects") else project,
+            "" if type_ == "All types" else type_,
+        )
+        self.show_selected()
+
+    # --- selection -------------------------------------------------------------------------
+
+    def selected(self) -> Memory | None:
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return None
+        return self.model.memories[self.proxy.mapToSource(index).row()]
+
+    def select(self, memory_id: str) -> None:
+        for row, memory in enumerate(self.model.memories):
+            if memory.id == memory_id:
+                index = self.proxy.mapFromSource(self.model.index(row, 0))
+                if index.isValid():
+                    self.table.setCurrentIndex(index)
+                return
+
+    def show_selected(self) -> None:
+        memory = self.selected()
+        self.update_buttons()
+        if memory is None:
+            self.detail.setHtml("<p style='color:#5b6b7f'>Select a memory to read it.</p>")
+            return
+        meta = " · ".join(
+            [memory.type.value, memory.project or "—", memory.tier.value, memory.created_at[:10]]
+        )
+        refs = ", ".join(memory.file_refs) or "—"
+        tags = ", ".join(memory.tags) or "—"
+        self.detail.setHtml(
+            f"<h3>{html.escape(memory.title)}</h3><p style='color:#5b6b7f'>{html.escape(meta)}"
+            f"<br>{html.escape(memory.id)} · confidence {memory.confidence:.2f}</p>"
+            f"<pre style='white-space: pre-wrap'>{html.escape(memory.content)}</pre>"
+            f"<p><b>Tags</b> {html.escape(tags)}<br><b>Files</b> {html.escape(refs)}</p>"
+        )
+
+    def update_buttons(self) -> None:
+        memory = self.selected()
+        for name in ("Pin", "Archive", "Delete"):
+            self.buttons[name].setEnabled(memory is not None)
+        self.buttons["Undo delete"].setEnabled(bool(self.undo_stack))
+        if memory is not None:
+            self.buttons["Pin"].setText("Unpin" if memory.tier is Tier.HOT else "Pin")
+            archived = memory.tier is Tier.ARCHIVED
+            self.buttons["Archive"].setText("Restore" if archived else "Archive")
+
+    # --- changes ---------------------------------------------------------------------------
+
+    def _change(self, memory_id: str, changes: dict[str, Any], done: str) -> None:
+        def finished(_memory: Memory) -> None:
+            self.refresh(done)
+
+        self.runner.run(lambda: self.backend.edit_memory(memory_id, changes), finished, self.failed)
+
+    def toggle_pin(self) -> None:
+        memory = self.selected()
+        if memory is not None:
+            pinned = memory.tier is Tier.HOT
+            tier = Tier.WARM if pinned else Tier.HOT
+            self._change(
+                memory.id, {"tier": tier.value}, f"{'Unpinned' if pinned else 'Pinned'} {memory.id}"
+            )
+
+    def toggle_archive(self) -> None:
+        memory = self.selected()
+        if memory is not None:
+            archived = memory.tier is Tier.ARCHIVED
+            tier = Tier.WARM if archived else Tier.ARCHIVED
+            verb = "Restored" if archived else "Archived"
+            self._change(memory.id, {"tier": tier.value}, f"{verb} {memory.id}")
+
+    def edit_selected(self, changes: dict[str, Any]) -> None:
+        memory = self.selected()
+        if memory is not None:
+            self._change(memory.id, changes, f"Saved {memory.id}")
+
+    def delete_selected(self) -> None:
+        memory = self.selected()
+        if memory is None:
+            return
+
+        def deleted(removed: Memory) -> None:
+            self.undo_stack.append(removed)
+            self.refresh(f"Deleted {removed.id} — Undo delete brings it back")
+
+        self.runner.run(lambda: self.backend.delete_memory(memory.id), deleted, self.failed)
+
+    def undo_delete(self) -> None:
+        if not self.undo_stack:
+            return
+        memory = self.undo_stack.pop()
+
+        def restored(_memory: Memory) -> None:
+            self.refresh(f"Restored {memory.id}")
+
+        self.runner.run(lambda: self.backend.restore_memory(memory), restored, self.failed)
