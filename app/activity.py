@@ -22,7 +22,6 @@ from services.source_symbols import SourceSymbols, language_of, parse_source
 from services.watch_rules import UnreadableFile, parse_patterns, read_source
 
 STATE_KEY = "activity.last"
-PROFILE_FILE = "profile.md"
 
 
 def build_assembler(engram: Engram) -> ContextAssembler:
@@ -50,15 +49,14 @@ def watched_paths(engram: Engram) -> list[Path]:
 
 
 def read_profile(engram: Engram) -> tuple[str | None, bool]:
-    """The profile text and whether the user consented to its use."""
+    """The profile text and whether the user consented to its use (without consent
+    the profile is not even read)."""
+    from services.profile import ProfileStore
+
     consent = bool(engram.settings.get("profile.consent"))
-    path = engram.data_dir / PROFILE_FILE
-    if not consent or not path.is_file():
-        return None, consent
-    try:
-        return path.read_text("utf-8", errors="replace")[:20_000], consent
-    except OSError:
-        return None, consent
+    if not consent:
+        return None, False
+    return ProfileStore(engram.service).text(), True
 
 
 def project_root(path: Path) -> Path:

@@ -114,6 +114,31 @@ class Desktop:
     def add_memory(self, data: dict[str, Any]) -> Memory:
         return self.engram.service.add(data)
 
+    # --- consent and profile ----------------------------------------------------------------
+
+    def profile_state(self) -> tuple[bool, dict[str, str]]:
+        from services.profile import ProfileStore
+
+        engram = self.engram
+        consent = bool(engram.settings.get("profile.consent"))
+        return consent, ProfileStore(engram.service).load() if consent else {}
+
+    def set_profile_consent(self, consent: bool) -> None:
+        """Turning consent off deletes the profile and its vectors first."""
+        from services.profile import ProfileStore
+
+        engram = self.engram
+        if not consent:
+            ProfileStore(engram.service).revoke()
+        engram.settings.set("profile.consent", consent)
+
+    def save_profile(self, fields: dict[str, str]) -> str:
+        from services.profile import ProfileStore
+
+        engram = self.engram
+        consent = bool(engram.settings.get("profile.consent"))
+        return ProfileStore(engram.service).save(fields, consent)
+
     def reopen(self) -> None:
         """Close the services; the next use opens them with the current settings (a new
         embedding model, another vector store)."""

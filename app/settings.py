@@ -238,7 +238,7 @@ SCHEMA: tuple[Setting, ...] = (
         "profile.consent",
         bool,
         False,
-        "Put the personal profile (profile.md in the data folder) into assembled context",
+        "Keep a personal profile and put it into assembled context (`engram profile`)",
     ),
     Setting(
         "watch.paths",

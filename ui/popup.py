@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QKeyEvent
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -30,6 +30,33 @@ from app.tasks import TaskRunner
 
 TYPE_AHEAD_MS = 150
 SNIPPET_CHARS = 160
+POPUP_SIZE = (720, 440)
+CODE_STYLE = "font-family:'DejaVu Sans Mono',monospace; background-color:#edf1f7; color:#1f2a37"
+TYPE_COLORS = {
+    "decision": "#2f6fde",
+    "pitfall": "#c2410c",
+    "fix": "#15803d",
+    "convention": "#7c3aed",
+    "pattern": "#0e7490",
+    "workflow": "#a16207",
+    "lesson": "#be185d",
+}
+STYLE = """
+QuickSearchPopup { background: #fbfcfe; border: 1px solid #8f9db0; }
+QLineEdit#query {
+    font-size: 16px; padding: 7px 8px; border: 1px solid #c3cdda; border-radius: 6px;
+    background: white; selection-background-color: #bcd3f7; selection-color: #111;
+}
+QLineEdit#query:focus { border: 1px solid #2f6fde; }
+QListWidget { border: none; background: transparent; outline: none; }
+QListWidget::item { border-bottom: 1px solid #e6eaf0; }
+QListWidget::item:selected { background: #e4edfb; border-left: 3px solid #2f6fde; }
+QLabel#status { color: #5b6b7f; font-size: 12px; padding: 2px 2px 0 2px; }
+QScrollBar:vertical { width: 8px; background: transparent; margin: 2px; }
+QScrollBar::handle:vertical { background: #c8d0db; border-radius: 3px; min-height: 24px; }
+QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }
+QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: none; }
+"""
 
 
 class SearchBackend(Protocol):
@@ -44,9 +71,14 @@ class SearchBackend(Protocol):
     def mark(self, memory_ids: list[str], event: Any) -> None: ...
 
 
+def code_spans(markup: str) -> str:
+    """`backticked` names in monospace, as Markdown would show them."""
+    return re.sub(r"`([^`]+)`", rf"<span style=\"{CODE_STYLE}\">\1</span>", markup)
+
+
 def snippet(content: str, query: str, limit: int = SNIPPET_CHARS) -> str:
     """A window of `content` around the first query word it contains, as HTML with the
-    query's words in bold."""
+    query's words in bold and backticked names in monospace."""
     words = [w for w in re.findall(r"\w{3,}", query.lower())]
     flat = " ".join(content.split())
     lowered = flat.lower()
@@ -60,7 +92,7 @@ def snippet(content: str, query: str, limit: int = SNIPPET_CHARS) -> str:
     escaped = html.escape(text)
     for word in sorted(set(words), key=len, reverse=True):
         escaped = re.sub(f"({re.escape(word)})", r"<b>\1</b>", escaped, flags=re.IGNORECASE)
-    return escaped
+    return code_spans(escaped)
 
 
 def why_matched(result: Any) -> str:
@@ -82,19 +114,24 @@ class ResultRow(QFrame):
         super().__init__()
         memory = result.memory
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
-        layout.setSpacing(1)
-        title = QLabel(f"<b>{html.escape(memory.title)}</b>")
+        layout.setContentsMargins(10, 7, 10, 8)
+        layout.setSpacing(2)
+        title = QLabel(f"<b>{code_spans(html.escape(memory.title))}</b>")
         project = html.escape(memory.project or "—")
+        kind = memory.type.value
+        color = TYPE_COLORS.get(kind, "#5b6b7f")
         meta = QLabel(
-            f"<span style='color:#5b6b7f'>{memory.type.value} · {project} · "
-            f"{memory.created_at[:10]} · {html.escape(why_matched(result))}</span>"
+            f"<span style='color:{color}; font-weight:600'>{kind}</span>"
+            f"<span style='color:#6b7a8d'> · {project} · {memory.created_at[:10]} · "
+            f"{html.escape(why_matched(result))}</span>"
         )
-        body = QLabel(snippet(memory.content, query))
+        body = QLabel(f"<span style='color:#2d3748'>{snippet(memory.content, query)}</span>")
         body.setWordWrap(True)
+        title.setWordWrap(True)
         for label in (title, meta, body):
             label.setTextFormat(Qt.TextFormat.RichText)
             layout.addWidget(label)
+        meta.setStyleSheet("font-size: 12px;")
 
 
 class QuickSearchPopup(QWidget):
@@ -124,24 +161,24 @@ class QuickSearchPopup(QWidget):
             | Qt.WindowType.WindowStaysOnTopHint
         )
         self.setMinimumWidth(640)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
         self.query = QLineEdit()
+        self.query.setObjectName("query")
         self.query.setPlaceholderText("Search your memories…  (Enter copies context, Esc closes)")
         self.query.setClearButtonEnabled(True)
         self.list = QListWidget()
         self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.list.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.status = QLabel("Type to search.")
         self.status.setObjectName("status")
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 10, 10, 8)
+        layout.setContentsMargins(12, 12, 12, 8)
+        layout.setSpacing(8)
         layout.addWidget(self.query)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.status)
-        self.setStyleSheet(
-            "QuickSearchPopup { background: #fbfcfe; border: 1px solid #9aa7b8; }"
-            "QLineEdit { font-size: 15px; padding: 6px; }"
-            "QListWidget::item:selected { background: #dbe8fb; }"
-            "QLabel#status { color: #5b6b7f; }"
-        )
+        self.setStyleSheet(STYLE)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(TYPE_AHEAD_MS)
@@ -190,11 +227,24 @@ class QuickSearchPopup(QWidget):
         for result in results:
             row = ResultRow(result, query)
             item = QListWidgetItem()
-            item.setSizeHint(row.sizeHint())
             self.list.addItem(item)
             self.list.setItemWidget(item, row)
+        self.fit_rows()
         if results:
             self.list.setCurrentRow(0)
+
+    def fit_rows(self) -> None:
+        """Give each row the height its wrapped text needs at the list's width."""
+        width = self.list.viewport().width() if self.list.isVisible() else self.width() - 28
+        for index in range(self.list.count()):
+            item = self.list.item(index)
+            row = self.list.itemWidget(item)
+            if row is not None:
+                item.setSizeHint(QSize(width, row.heightForWidth(width)))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_rows()
 
     # --- actions -------------------------------------------------------------------------
 
@@ -284,7 +334,7 @@ class QuickSearchPopup(QWidget):
     def present(self) -> None:
         """Show centred near the top of the screen, focused, text selected."""
         screen = QGuiApplication.primaryScreen()
-        self.resize(max(self.width(), 640), 420)
+        self.resize(max(self.width(), POPUP_SIZE[0]), POPUP_SIZE[1])
         if screen is not None:
             area = screen.availableGeometry()
             self.move(area.center().x() - self.width() // 2, area.top() + area.height() // 5)

@@ -160,11 +160,17 @@ def test_copy_without_a_clipboard_tool_says_what_to_install(
 
 
 def test_profile_needs_consent(seeded: EngramCli, repo: Path, data_dir: Path) -> None:
-    (data_dir / "profile.md").write_text("Prefers tabs over spaces.", encoding="utf-8")
     file = repo / "src" / "refunds.py"
+    refused = seeded("profile", "set", "style", "Prefers tabs over spaces.")
+    assert refused.exit_code == 2 and "consent" in refused.stderr  # nothing kept without it
+    seeded.ok("profile", "consent", "on")
+    seeded.ok("profile", "set", "style", "Prefers tabs over spaces.")
+    assert "Coding style: Prefers tabs" in seeded.ok("context", "--file", file).stdout
+    seeded.ok("config", "set", "profile.consent", "false")  # consent off: not used
     assert "Prefers tabs" not in seeded.ok("context", "--file", file).stdout
-    seeded.ok("config", "set", "profile.consent", "true")
-    assert "Prefers tabs" in seeded.ok("context", "--file", file).stdout
+    seeded.ok("profile", "consent", "on")
+    seeded.ok("profile", "consent", "off", "--yes")
+    assert seeded.json("profile", "show") == {"consent": False, "fields": {}}
 
 
 def _event(t: str, event: str, needed: list[str], **fields: str) -> dict[str, object]:

@@ -1,0 +1,153 @@
+"""Consent and profile: one clear switch, and the profile's fields (coding style,
+languages, frameworks, goals, domain, constraints, notes).
+
+The fields can be edited and saved only while consent is on; saving embeds the
+profile. Turning consent off asks first, then deletes the profile and its vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.tasks import TaskRunner
+from services.profile import PROFILE_FIELDS
+
+CONSENT_TEXT = (
+    "<b>Profile memory</b><br>When this is on, Engram keeps a short profile of how you "
+    "work — the fields below, nothing it collects by itself — on this machine, and adds "
+    "it to the context it assembles for your assistant. When you turn it off, the "
+    "profile and its search vectors are deleted."
+)
+
+
+class ProfileBackend(Protocol):
+    def profile_state(self) -> tuple[bool, dict[str, str]]: ...
+
+    def set_profile_consent(self, consent: bool) -> None: ...
+
+    def save_profile(self, fields: dict[str, str]) -> str: ...
+
+
+def ask_to_revoke(parent: QWidget) -> bool:
+    answer = QMessageBox.question(
+        parent,
+        "Turn off profile memory?",
+        "Your profile and its search vectors will be deleted. This cannot be undone.",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.No,
+    )
+    return answer == QMessageBox.StandardButton.Yes
+
+
+class ProfilePanel(QWidget):
+    """Signal: `message(str)` after saving or revoking."""
+
+    message = Signal(str)
+
+    def __init__(
+        self,
+        backend: ProfileBackend,
+        runner: TaskRunner,
+        confirm_revoke: Callable[[QWidget], bool] = ask_to_revoke,
+    ) -> None:
+        super().__init__()
+        self.backend = backend
+        self.runner = runner
+        self.confirm_revoke = confirm_revoke
+        self.setWindowTitle("Engram — consent and profile")
+        explanation = QLabel(CONSENT_TEXT)
+        explanation.setWordWrap(True)
+        self.consent = QCheckBox("Keep a profile and use it in context")
+        self.consent.toggled.connect(self.consent_toggled)
+        self.fields: dict[str, QPlainTextEdit] = {}
+        form = QFormLayout()
+        for key, label in PROFILE_FIELDS:
+            editor = QPlainTextEdit()
+            editor.setFixedHeight(54 if key != "notes" else 90)
+            self.fields[key] = editor
+            form.addRow(label, editor)
+        self.save_button = QPushButton("Save profile")
+        self.save_button.clicked.connect(self.save)
+        self.status = QLabel()
+        self.message.connect(self.status.setText)
+        layout = QVBoxLayout(self)
+        layout.addWidget(explanation)
+        layout.addWidget(self.consent)
+        layout.addLayout(form)
+        layout.addWidget(self.save_button)
+        layout.addWidget(self.status)
+        self.resize(560, 620)
+        self._loading = False
+        self.set_editable(False)
+
+    def load(self) -> None:
+        self.runner.run(self.backend.profile_state, self.loaded, self.failed)
+
+    def loaded(self, state: tuple[bool, dict[str, str]]) -> None:
+        consent, fields = state
+        self._loading = True
+        self.consent.setChecked(consent)
+        self._loading = False
+        for key, editor in self.fields.items():
+            editor.setPlainText(fields.get(key, ""))
+        self.set_editable(consent)
+
+    def set_editable(self, editable: bool) -> None:
+        for editor in self.fields.values():
+            editor.setEnabled(editable)
+        self.save_button.setEnabled(editable)
+
+    def consent_toggled(self, checked: bool) -> None:
+        if self._loading:
+            return
+        if checked:
+            self.runner.run(
+                lambda: self.backend.set_profile_consent(True),
+                lambda _none: self._consent_done(True, "Profile memory is on"),
+                self.failed,
+            )
+            return
+        if not self.confirm_revoke(self):
+            self._loading = True
+            self.consent.setChecked(True)
+            self._loading = False
+            return
+        self.runner.run(
+            lambda: self.backend.set_profile_consent(False),
+            lambda _none: self._consent_done(
+                False, "Profile memory is off; the profile was deleted"
+            ),
+            self.failed,
+        )
+
+    def _consent_done(self, consent: bool, text: str) -> None:
+        if not consent:
+            for editor in self.fields.values():
+                editor.clear()
+        self.set_editable(consent)
+        self.message.emit(text)
+
+    def save(self) -> None:
+        fields = {key: editor.toPlainText() for key, editor in self.fields.items()}
+        self.runner.run(
+            lambda: self.backend.save_profile(fields),
+            lambda _text: self.message.emit("Profile saved"),
+            self.failed,
+        )
+
+    def failed(self, error: BaseException) -> None:
+        from app.errors import to_message
+
+        self.message.emit(to_message(error).title)
