@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
+from app.crash import MessageThrottle, install_crash_handler
 from app.desktop import Desktop
 from app.errors import to_message
 from app.single_instance import InstanceServer, ask_running_instance
@@ -54,6 +55,7 @@ class DesktopApp(QObject):
         self.settings_panel: Any = None
         self.paused = False
         self.watch_enabled = watch
+        self.throttle = MessageThrottle()
         self.bridge = _Bridge()
         self.bridge.report.connect(self._on_report)
         self.bridge.notice.connect(self._on_notice)
@@ -137,7 +139,9 @@ class DesktopApp(QObject):
 
     def _on_notice(self, text: str) -> None:
         self.presence.set_state(IconState.ATTENTION, text[:120])
-        self.presence.notify("Engram", text)
+        admitted = self.throttle.admit(text)
+        if admitted is not None:  # the same notice again within a minute stays quiet
+            self.presence.notify("Engram", admitted)
 
     # --- settings -----------------------------------------------------------------------
 
@@ -179,9 +183,7 @@ class DesktopApp(QObject):
         self.presence.notify("Engram", f"Copied {context.tokens:,} tokens of context")
 
     def _failed(self, error: BaseException) -> None:
-        message = to_message(error).title
-        self.presence.set_state(IconState.ATTENTION, message)
-        self.presence.notify("Engram", message)
+        self._on_notice(to_message(error).title)
 
     def quit(self) -> None:
         session, self.session = self.session, None
@@ -203,5 +205,6 @@ def run_tray(data_dir: Path) -> int:
         print("engram: already running for this data folder; showing its popup", file=sys.stderr)
         return 0
     desktop_app = DesktopApp(data_dir)
+    install_crash_handler(data_dir, desktop_app.bridge.notice.emit)
     app.aboutToQuit.connect(lambda: desktop_app.instance.close())
     return int(app.exec())

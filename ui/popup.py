@@ -73,7 +73,7 @@ class SearchBackend(Protocol):
 
 def code_spans(markup: str) -> str:
     """`backticked` names in monospace, as Markdown would show them."""
-    return re.sub(r"`([^`]+)`", rf"<span style=\"{CODE_STYLE}\">\1</span>", markup)
+    return re.sub(r"`([^`]+)`", lambda m: f'<span style="{CODE_STYLE}">{m[1]}</span>', markup)
 
 
 def snippet(content: str, query: str, limit: int = SNIPPET_CHARS) -> str:

@@ -105,3 +105,16 @@ def test_settings_open_and_apply_without_restart(qtbot: Any, desktop_app: Deskto
     from services.tokens import count_tokens
 
     assert count_tokens(QGuiApplication.clipboard().text()) <= 1000
+
+
+def test_repeated_errors_collapse_into_one_notification(
+    qtbot: Any, desktop_app: DesktopApp
+) -> None:
+    from services.errors import StoreUnavailable
+
+    shown: list[str] = []
+    desktop_app.presence.notify = lambda title, text: shown.append(text)  # type: ignore[method-assign]
+    for _ in range(5):
+        desktop_app._failed(StoreUnavailable("engram.sqlite3: the database is locked"))
+    assert shown == ["engram.sqlite3: the database is locked"]
+    assert desktop_app.presence.state_label.text().startswith("Attention")
