@@ -52,6 +52,8 @@ QListWidget { border: none; background: transparent; outline: none; }
 QListWidget::item { border-bottom: 1px solid #e6eaf0; }
 QListWidget::item:selected { background: #e4edfb; border-left: 3px solid #2f6fde; }
 QLabel#status { color: #5b6b7f; font-size: 12px; padding: 2px 2px 0 2px; }
+QLabel#status[tone="done"] { color: #15803d; }
+QLabel#status[tone="error"] { color: #c0392b; }
 QScrollBar:vertical { width: 8px; background: transparent; margin: 2px; }
 QScrollBar::handle:vertical { background: #c8d0db; border-radius: 3px; min-height: 24px; }
 QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }
@@ -194,6 +196,7 @@ class QuickSearchPopup(QWidget):
             self.show_results("", [])
             self.status.setText("Type to search.")
             return
+        self.set_tone("")
         self.status.setText("Searching…")
         project = self.project()
         self.runner.run(
@@ -217,6 +220,7 @@ class QuickSearchPopup(QWidget):
         from app.errors import to_message
 
         message = to_message(error).title
+        self.set_tone("error")
         self.status.setText(f"Search failed: {message}")
         self.failed.emit(message)
 
@@ -246,6 +250,12 @@ class QuickSearchPopup(QWidget):
         super().resizeEvent(event)
         self.fit_rows()
 
+    def set_tone(self, tone: str) -> None:
+        """Colour the status line: "done" (green), "error" (red) or "" (neutral)."""
+        self.status.setProperty("tone", tone)
+        self.status.style().unpolish(self.status)
+        self.status.style().polish(self.status)
+
     # --- actions -------------------------------------------------------------------------
 
     def selected(self) -> Any | None:
@@ -264,12 +274,14 @@ class QuickSearchPopup(QWidget):
                 return backend.context_for(fresh, list(backend.search(fresh, project).results))
             return backend.context_for(query or None, results or None)
 
+        self.set_tone("")
         self.status.setText("Assembling context…")
         self.runner.run(assemble, self._copy_assembled, self.on_error, channel="copy")
 
     def _copy_assembled(self, context: Any) -> None:
         QGuiApplication.clipboard().setText(context.markdown)
         message = f"Copied {context.tokens:,} tokens of context"
+        self.set_tone("done")
         self.status.setText(message)
         self.copied.emit(message)
 
@@ -280,6 +292,7 @@ class QuickSearchPopup(QWidget):
         text = self.backend.memory_text(result.memory)
         QGuiApplication.clipboard().setText(text)
         message = f"Copied memory {result.memory.id}"
+        self.set_tone("done")
         self.status.setText(message)
         self.copied.emit(message)
 

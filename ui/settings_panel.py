@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFormLayout,
+    QFrame,
+    QGridLayout,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QLineEdit,
+    QPushButton,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -36,6 +40,24 @@ GROUP_TITLES = {
     "metrics": "Metrics",
     "store": "Storage",
 }
+NARROW_EDITOR = 200  # numbers and choices; paths and lists take the row
+STYLE = """
+SettingsPanel { background: #f6f8fb; }
+QLabel#note { color: #5b6b7f; }
+QLabel#key { color: #7b8794; font-family: 'DejaVu Sans Mono', monospace; font-size: 11px; }
+QLabel#error { color: #c0392b; font-size: 12px; }
+QScrollArea, QWidget#page { background: white; border: none; }
+QTabWidget::pane { border: 1px solid #cdd5e0; top: -1px; background: white; }
+QTabBar::tab {
+    padding: 6px 11px; border: 1px solid #cdd5e0; border-bottom: none; background: #eef2f7;
+    color: #3b4656; margin-right: -1px;
+}
+QTabBar::tab:selected { background: white; color: #1f2a37; border-top: 2px solid #2f6fde; }
+QTabBar::tab:!selected { margin-top: 3px; }
+QLineEdit { padding: 4px 6px; border: 1px solid #c3cdda; border-radius: 4px; }
+QLineEdit:focus { border-color: #2f6fde; }
+QLineEdit:disabled { background: #f1f3f6; color: #7b8794; }
+"""
 
 
 class SettingField(QWidget):
@@ -50,6 +72,7 @@ class SettingField(QWidget):
         self.error.setObjectName("error")
         self.error.setStyleSheet("color: #c0392b;")
         self.error.setWordWrap(True)
+        narrow = spec.type in (int, float) or bool(spec.choices)
         self.error.hide()
         self.editor: QWidget
         value = settings.get(spec.key)
@@ -76,8 +99,15 @@ class SettingField(QWidget):
             self.editor.setToolTip(f"{spec.description} (default: {spec.default})")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(3)
         row = QHBoxLayout()
-        row.addWidget(self.editor, 1)
+        if narrow or spec.type is bool:
+            if narrow:
+                self.editor.setFixedWidth(NARROW_EDITOR)
+            row.addWidget(self.editor)
+            row.addStretch(1)
+        else:
+            row.addWidget(self.editor, 1)
         layout.addLayout(row)
         layout.addWidget(self.error)
 
@@ -103,8 +133,11 @@ class SettingsPanel(QWidget):
         super().__init__(parent)
         self.settings = settings
         self.setWindowTitle("Engram settings")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
+        self.setStyleSheet(STYLE)
         self.fields: dict[str, SettingField] = {}
         tabs = QTabWidget()
+        tabs.setUsesScrollButtons(False)
         groups: dict[str, list[Setting]] = {}
         for spec in SCHEMA:
             groups.setdefault(spec.key.split(".")[0], []).append(spec)
@@ -113,25 +146,85 @@ class SettingsPanel(QWidget):
         )
         for group in ordered:
             page = QWidget()
-            form = QFormLayout(page)
-            for spec in groups[group]:
+            page.setObjectName("page")
+            grid = QGridLayout(page)
+            grid.setContentsMargins(18, 16, 18, 16)
+            grid.setHorizontalSpacing(20)
+            grid.setVerticalSpacing(14)
+            grid.setColumnStretch(0, 5)
+            grid.setColumnStretch(1, 6)
+            for row, spec in enumerate(groups[group]):
                 field = SettingField(spec, settings, self._applied)
                 self.fields[spec.key] = field
-                label = QLabel(spec.description)
-                label.setWordWrap(True)
-                label.setToolTip(spec.key)
-                form.addRow(label, field)
-            tabs.addTab(page, GROUP_TITLES.get(group, group.capitalize()))
+                grid.addLayout(self._describe(spec), row, 0, Qt.AlignmentFlag.AlignTop)
+                grid.addWidget(field, row, 1, Qt.AlignmentFlag.AlignTop)
+            grid.setRowStretch(len(groups[group]), 1)
+            scroll = QScrollArea()
+            scroll.setWidget(page)
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            tabs.addTab(scroll, GROUP_TITLES.get(group, group.capitalize()))
         self.tabs = tabs
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 12, 14, 14)
+        layout.setSpacing(10)
         note = QLabel(
             "Changes are saved at once and apply without a restart. API keys are kept in "
-            "the system keyring (`engram config set-key`), never in these settings."
+            "the system keyring (<code>engram config set-key</code>), never in these settings."
         )
+        note.setObjectName("note")
+        note.setTextFormat(Qt.TextFormat.RichText)
         note.setWordWrap(True)
         layout.addWidget(note)
         layout.addWidget(tabs)
-        self.resize(720, 520)
+        self.key_button = QPushButton("Set the API key of the OpenAI-compatible endpoint…")
+        self.key_button.clicked.connect(self.ask_api_key)
+        self.key_status = QLabel()
+        self.key_status.setWordWrap(True)
+        keys = QHBoxLayout()
+        keys.addWidget(self.key_button)
+        keys.addWidget(self.key_status, 1)
+        layout.addLayout(keys)
+        self.resize(max(tabs.sizeHint().width() + 28, 760), 580)
+
+    def ask_api_key(self) -> None:
+        key, ok = QInputDialog.getText(
+            self, "API key", "API key (kept in the system keyring):", QLineEdit.EchoMode.Password
+        )
+        if ok and key.strip():
+            self.store_api_key(key.strip())
+
+    def store_api_key(self, key: str) -> None:
+        """Keyring first; without a usable keyring, this session only (never a file)."""
+        from app.secrets import remember_for_session, set_api_key
+        from services.errors import EnvironmentProblem
+
+        try:
+            set_api_key("embedder.openai", key)
+        except EnvironmentProblem:
+            remember_for_session("embedder.openai", key)
+            self.key_status.setText(
+                "No usable system keyring: the key cannot be stored securely, so it is kept "
+                "for this session only and asked for again next time. It is never written "
+                "to a file."
+            )
+            return
+        self.key_status.setText("The key is stored in the system keyring.")
+
+    @staticmethod
+    def _describe(spec: Setting) -> QVBoxLayout:
+        """The description, and under it the key `engram config` knows it by."""
+        column = QVBoxLayout()
+        column.setSpacing(2)
+        label = QLabel(spec.description)
+        label.setWordWrap(True)
+        label.setToolTip(spec.key)
+        key = QLabel(spec.key)
+        key.setObjectName("key")
+        key.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        column.addWidget(label)
+        column.addWidget(key)
+        return column
 
     def _applied(self, key: str, value: Any) -> None:
         self.changed.emit(key, value)

@@ -126,6 +126,7 @@ class ActionsWindow(QWidget):
             "Everything is also available from the <code>engram</code> command."
         )
         self.note.setObjectName("note")
+        self.note.setTextFormat(Qt.TextFormat.RichText)
         self.note.setWordWrap(True)
         layout.addWidget(self.note)
         layout.addSpacing(4)

@@ -63,3 +63,24 @@ def test_environment_overrides_are_shown_but_locked(qtbot: Any, tmp_path: Path) 
     assert isinstance(editor, QLineEdit)
     assert editor.text() == "2000" and not editor.isEnabled()
     assert "ENGRAM_CONTEXT_BUDGET" in editor.toolTip()
+
+
+def test_api_key_without_keyring_is_kept_for_the_session_only(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    import keyring
+    from keyring.errors import NoKeyringError
+
+    from app import secrets
+
+    def no_keyring(*_args: Any) -> None:
+        raise NoKeyringError("no backend")
+
+    monkeypatch.setattr(keyring, "set_password", no_keyring)
+    monkeypatch.setattr(secrets, "_SESSION_KEYS", {})
+    widget = panel(qtbot, tmp_path / "settings.json")
+    widget.store_api_key("sk-test-123")
+    assert "session only" in widget.key_status.text()
+    assert secrets.get_api_key("embedder.openai") == "sk-test-123"
+    written = "".join(p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file())
+    assert "sk-test-123" not in written

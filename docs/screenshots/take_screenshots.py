@@ -1,0 +1,214 @@
+"""Screenshots of the desktop app for the README, taken from the real windows.
+
+    xvfb-run -a -s "-screen 0 1280x800x24" .venv/bin/python docs/screenshots/take_screenshots.py
+
+The demo memories (resources/demo/memories.jsonl) are imported into a temporary data
+folder with the real ONNX embedder, then the real widgets are shown and saved as PNGs
+next to this script. When `trayer` is installed it runs inside the X session as a real
+system tray, so the tray menu is shot where it opens; without it the menu is shot alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QPoint, QRect, Qt, QTimer
+from PySide6.QtGui import QFont, QGuiApplication, QPixmap
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from app.composition import open_engram  # noqa: E402
+from app.desktop import Desktop  # noqa: E402
+from services.transfer import parse_import  # noqa: E402
+from ui.main import DesktopApp  # noqa: E402
+from ui.tray import ActionsWindow, Tray, TrayActions, build_menu  # noqa: E402
+
+OUT = Path(__file__).resolve().parent
+QUERY = "timezone bug in order dates"
+POPUP_SIZE = (720, 440)
+WALLPAPER = "gradient:#e9eef5-#c3cedc"
+
+
+def wait(ms: int) -> None:
+    """Let the event loop run for `ms` milliseconds."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        wait(50)
+
+
+def save(pixmap: QPixmap, name: str) -> None:
+    path = OUT / name
+    if not pixmap.save(str(path), "PNG"):
+        raise OSError(f"{path}: could not save the screenshot")
+    print(f"{path.relative_to(ROOT)}: {pixmap.width()}x{pixmap.height()}")
+
+
+def shoot(widget: QWidget, name: str) -> None:
+    widget.repaint()
+    wait(300)
+    save(widget.grab(), name)
+
+
+def start_tray_host() -> subprocess.Popen[bytes] | None:
+    """A wallpaper and `trayer` (a real freedesktop system tray) in this X session."""
+    if shutil.which("display"):  # ImageMagick paints the root window and exits
+        subprocess.run(
+            ["display", "-size", "1280x800", "-window", "root", WALLPAPER],
+            check=False,
+            timeout=30,
+        )
+    if not shutil.which("trayer"):
+        print("trayer is not installed: the tray menu is shot on its own", file=sys.stderr)
+        return None
+    return subprocess.Popen(
+        [
+            "trayer",
+            "--edge", "top",
+            "--align", "right",
+            "--widthtype", "pixel",
+            "--width", "120",
+            "--height", "30",
+            "--SetDockType", "true",
+            "--SetPartialStrut", "true",
+            "--transparent", "true",
+            "--alpha", "0",
+            "--tint", "0x2b3440",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def import_demo(data_dir: Path) -> None:
+    raw = resources.files("resources").joinpath("demo/memories.jsonl").read_bytes()
+    memories = parse_import(raw, "demo/memories.jsonl")
+    engram = open_engram(data_dir)  # the real ONNX embedder
+    try:
+        engram.service.import_memories(memories, skip_existing=True)
+        engram.service.catch_up()
+    finally:
+        engram.close()
+
+
+def shoot_popup(desktop_app: DesktopApp) -> None:
+    popup = desktop_app.popup
+    popup.present()
+    popup.resize(*POPUP_SIZE)
+    popup.query.setFocus()
+    QTest.keyClicks(popup.query, QUERY)
+    wait_until(lambda: popup.answered_query == QUERY and bool(popup.results), "search results")
+    popup.list.setCurrentRow(0)
+    shoot(popup, "popup-results.png")
+    QTest.keyClick(popup.query, Qt.Key.Key_Return)
+    wait_until(lambda: popup.status.text().startswith("Copied"), "the copied context")
+    shoot(popup, "popup-copied.png")
+    popup.hide()
+
+
+def shoot_tray_menu(desktop_app: DesktopApp) -> None:
+    presence = desktop_app.presence
+    if isinstance(presence, Tray) and presence.icon.geometry().isValid():
+        icon = presence.icon.geometry()
+        menu = presence.menu
+        width = menu.sizeHint().width()
+        menu.popup(QPoint(icon.right() - width + 1, icon.bottom() + 3))
+        wait_until(menu.isVisible, "the tray menu")
+        menu.setActiveAction(menu.actions()[0])  # as under the pointer
+        wait(400)
+        shown = menu.geometry()
+        screen = QGuiApplication.primaryScreen()
+        right = screen.geometry().right()
+        area = QRect(
+            QPoint(min(shown.left(), icon.left()) - 60, 0),
+            QPoint(right, shown.bottom() + 40),
+        )
+        save(screen.grabWindow(0, area.x(), area.y(), area.width(), area.height()), "tray-menu.png")
+        menu.hide()
+        return
+    print("no system tray: shooting the menu on its own", file=sys.stderr)
+    menu, _pause = build_menu(_no_actions())
+    menu.popup(QPoint(200, 200))
+    wait_until(menu.isVisible, "the menu")
+    shoot(menu, "tray-menu.png")
+    menu.hide()
+
+
+def _no_actions() -> TrayActions:
+    def nothing() -> None:
+        return None
+
+    return TrayActions(nothing, nothing, nothing, nothing, nothing)
+
+
+def shoot_actions_window() -> None:
+    window = ActionsWindow(_no_actions())
+    window.show()
+    wait_until(window.isVisible, "the fallback window")
+    shoot(window, "fallback-window.png")
+    window.close()
+
+
+def shoot_settings(desktop_app: DesktopApp) -> None:
+    desktop_app.open_settings()
+    wait_until(lambda: desktop_app.settings_panel is not None, "the settings panel")
+    panel = desktop_app.settings_panel
+    panel.tabs.setCurrentIndex(0)
+    shoot(panel, "settings.png")
+    budget = panel.fields["context.budget"]
+    budget.editor.setText("10")  # as typed; Enter or leaving the field applies it
+    budget.apply("10")  # refused: below the minimum
+    shoot(panel, "settings-error.png")
+    panel.close()
+
+
+def main() -> int:
+    tray_host = start_tray_host()
+    app = QApplication(sys.argv[:1])
+    app.setApplicationName("Engram")
+    app.setQuitOnLastWindowClosed(False)
+    app.setFont(QFont("DejaVu Sans", 10))
+    data_dir = Path(tempfile.mkdtemp(prefix="engram-screenshots-")) / "data"
+    desktop_app: DesktopApp | None = None
+    try:
+        if tray_host is not None:
+            try:
+                wait_until(QSystemTrayIcon.isSystemTrayAvailable, "the system tray", 10)
+            except TimeoutError:
+                print("trayer started but no system tray appeared", file=sys.stderr)
+        import_demo(data_dir)
+        desktop_app = DesktopApp(data_dir, Desktop(data_dir), watch=False)
+        wait(500)  # the tray icon docks
+        shoot_popup(desktop_app)
+        shoot_tray_menu(desktop_app)
+        shoot_actions_window()
+        shoot_settings(desktop_app)
+    finally:
+        if desktop_app is not None:
+            desktop_app.quit()
+        if tray_host is not None:
+            tray_host.terminate()
+            tray_host.wait(10)
+        shutil.rmtree(data_dir.parent, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
