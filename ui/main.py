@@ -53,6 +53,9 @@ class DesktopApp(QObject):
         self.popup = QuickSearchPopup(self.desktop, self.runner, self._project)
         self.session: Any = None
         self.settings_panel: Any = None
+        self.browser: Any = None
+        self.profile_panel: Any = None
+        self.add_dialog: Any = None
         self.paused = False
         self.watch_enabled = watch
         self.throttle = MessageThrottle()
@@ -62,8 +65,11 @@ class DesktopApp(QObject):
         actions = TrayActions(
             quick_search=self.popup.present,
             copy_context=self.copy_context,
+            add_memory=self.open_add_memory,
             toggle_watching=self.toggle_watching,
             settings=self.open_settings,
+            profile=self.open_profile,
+            browser=self.open_browser,
             quit=self.quit,
         )
         tray_available = QSystemTrayIcon.isSystemTrayAvailable() if use_tray is None else use_tray
@@ -171,6 +177,36 @@ class DesktopApp(QObject):
                 self.start_watching()
             return
         self.runner.run(self.desktop.reopen)
+
+    # --- windows ---------------------------------------------------------------------------
+
+    def open_browser(self) -> None:
+        from ui.browser import MemoryBrowser
+
+        if self.browser is None:
+            self.browser = MemoryBrowser(self.desktop, self.runner)
+        self.browser.show()
+        self.browser.raise_()
+        self.browser.refresh()
+
+    def open_profile(self) -> None:
+        from ui.profile_panel import ProfilePanel
+
+        if self.profile_panel is None:
+            self.profile_panel = ProfilePanel(self.desktop, self.runner)
+        self.profile_panel.show()
+        self.profile_panel.raise_()
+        self.profile_panel.load()
+
+    def open_add_memory(self) -> None:
+        from ui.add_dialog import AddMemoryDialog
+
+        # Saving runs on the UI thread: one SQLite insert and one short embedding.
+        self.add_dialog = AddMemoryDialog(self.desktop.add_memory, self._project())
+        self.add_dialog.saved.connect(
+            lambda memory: self.presence.set_state(IconState.IDLE, f"saved {memory.id}")
+        )
+        self.add_dialog.show()
 
     # --- actions ---------------------------------------------------------------------------
 

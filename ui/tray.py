@@ -46,8 +46,11 @@ QPushButton#primary:hover { background: #2a63c7; }
 class TrayActions:
     quick_search: Callable[[], None]
     copy_context: Callable[[], None]
+    add_memory: Callable[[], None]
     toggle_watching: Callable[[], None]
     settings: Callable[[], None]
+    profile: Callable[[], None]
+    browser: Callable[[], None]
     quit: Callable[[], None]
 
 
@@ -58,10 +61,13 @@ def build_menu(actions: TrayActions, parent: QWidget | None = None) -> tuple[QMe
     quick = menu.addAction("Quick search", actions.quick_search)
     menu.setDefaultAction(quick)  # what a click on the icon does
     menu.addAction("Copy context for the current file", actions.copy_context)
+    menu.addAction("Add memory…", actions.add_memory)
     menu.addSeparator()
     pause = menu.addAction("Pause watching", actions.toggle_watching)
     menu.addSeparator()
     menu.addAction("Settings…", actions.settings)
+    menu.addAction("Consent and profile…", actions.profile)
+    menu.addAction("Memory browser…", actions.browser)
     menu.addSeparator()
     menu.addAction("Quit Engram", actions.quit)
     return menu, pause
@@ -137,8 +143,11 @@ class ActionsWindow(QWidget):
         for label, handler in (
             ("Quick search", actions.quick_search),
             ("Copy context for the current file", actions.copy_context),
+            ("Add memory…", actions.add_memory),
             ("Pause watching", actions.toggle_watching),
             ("Settings…", actions.settings),
+            ("Consent and profile…", actions.profile),
+            ("Memory browser…", actions.browser),
             ("Quit Engram", actions.quit),
         ):
             button = QPushButton(label)

@@ -155,7 +155,7 @@ def _no_actions() -> TrayActions:
     def nothing() -> None:
         return None
 
-    return TrayActions(nothing, nothing, nothing, nothing, nothing)
+    return TrayActions(*([nothing] * 8))
 
 
 def shoot_actions_window() -> None:

@@ -43,8 +43,11 @@ def test_without_a_tray_a_window_offers_the_actions(desktop_app: DesktopApp) -> 
     assert set(desktop_app.presence.buttons) == {
         "Quick search",
         "Copy context for the current file",
+        "Add memory…",
         "Pause watching",
         "Settings…",
+        "Consent and profile…",
+        "Memory browser…",
         "Quit Engram",
     }
     assert NO_TRAY_NOTICE in desktop_app.started_with  # type: ignore[attr-defined]
@@ -118,3 +121,34 @@ def test_repeated_errors_collapse_into_one_notification(
         desktop_app._failed(StoreUnavailable("engram.sqlite3: the database is locked"))
     assert shown == ["engram.sqlite3: the database is locked"]
     assert desktop_app.presence.state_label.text().startswith("Attention")
+
+
+def test_menu_opens_browser_profile_and_add(qtbot: Any, desktop_app: DesktopApp) -> None:
+    desktop_app.presence.buttons["Memory browser…"].click()
+    qtbot.waitUntil(lambda: desktop_app.browser.model.rowCount() == 1, timeout=5000)
+    desktop_app.presence.buttons["Consent and profile…"].click()
+    assert desktop_app.profile_panel.isVisible()
+    desktop_app.presence.buttons["Add memory…"].click()
+    dialog = desktop_app.add_dialog
+    dialog.content.setPlainText("Deploys happen on Tuesdays.")
+    assert dialog.save()
+    assert desktop_app.desktop.engram.store.count() == 2
+
+
+def test_the_tray_menu_has_every_action(qtbot: Any) -> None:
+    from ui.tray import TrayActions, build_menu
+
+    actions = TrayActions(*([lambda: None] * 8))
+    menu, pause = build_menu(actions)
+    labels = [a.text() for a in menu.actions() if not a.isSeparator()]
+    assert labels == [
+        "Quick search",
+        "Copy context for the current file",
+        "Add memory…",
+        "Pause watching",
+        "Settings…",
+        "Consent and profile…",
+        "Memory browser…",
+        "Quit Engram",
+    ]
+    assert pause.text() == "Pause watching"
