@@ -44,6 +44,7 @@ class TaskRunner(QObject):
         self._numbers = itertools.count(1)
         self._latest: dict[str, int] = {}
         self._pending = 0
+        self._closed = False
         self.finished.connect(self._deliver)
 
     def run(
@@ -55,6 +56,10 @@ class TaskRunner(QObject):
     ) -> Future[Any]:
         """Run `work()` in the background; `on_done(result)` or `on_error(exception)`
         run later on the main thread, unless a newer task of `channel` was started."""
+        if self._closed:  # the app is quitting: late requests are dropped, not errors
+            dropped: Future[Any] = Future()
+            dropped.cancel()
+            return dropped
         number = next(self._numbers)
         if channel is not None:
             self._latest[channel] = number
@@ -93,4 +98,5 @@ class TaskRunner(QObject):
             self.busy_changed.emit(self._pending > 0)
 
     def shutdown(self, wait: bool = True) -> None:
+        self._closed = True
         self._executor.shutdown(wait=wait, cancel_futures=True)

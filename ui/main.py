@@ -26,6 +26,7 @@ from ui.popup import QuickSearchPopup
 from ui.tray import ActionsWindow, Tray, TrayActions
 
 log = logging.getLogger(__name__)
+FIRST_RUN_MARKER = "first-run-offered"
 NO_TRAY_NOTICE = (
     "engram: this desktop has no system tray; Engram's actions are in a small window instead"
 )
@@ -122,6 +123,34 @@ class DesktopApp(QObject):
         self.session = session
         if session is None:
             self.presence.set_state(IconState.IDLE, "no folders watched (settings: watch.paths)")
+            marker = self.data_dir / FIRST_RUN_MARKER
+            if self.watch_enabled and not marker.exists():
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.write_text("offered\n", encoding="utf-8")
+                QTimer.singleShot(0, self.offer_first_folder)
+
+    def offer_first_folder(self, choose: Any = None) -> None:
+        """First start: offer to watch a project folder (asked once)."""
+        from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+        if choose is None:
+            answer = QMessageBox.question(
+                None,
+                "Watch a project?",
+                "Engram keeps context ready by following the files you open and the "
+                "branches you check out. Choose a project folder to watch? (Secret files "
+                "such as .env are never read.)",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+            choose = lambda: QFileDialog.getExistingDirectory(None, "Project folder to watch")  # noqa: E731
+        folder = choose()
+        if folder:
+            self.runner.run(
+                lambda: self.desktop.engram.settings.set("watch.paths", folder),
+                lambda _value: self.start_watching(),
+                self._failed,
+            )
 
     def toggle_watching(self) -> None:
         if self.paused:
@@ -231,8 +260,27 @@ class DesktopApp(QObject):
         QApplication.quit()
 
 
+def display_available() -> bool:
+    """Whether a graphical session exists (Linux needs DISPLAY or WAYLAND_DISPLAY)."""
+    import os
+
+    if not sys.platform.startswith("linux"):
+        return True
+    platform_name = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform_name.startswith(("offscreen", "minimal", "vnc", "eglfs", "linuxfb")):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def run_tray(data_dir: Path) -> int:
     """Start the desktop app for `data_dir` (or show the running one's popup)."""
+    if not display_available():
+        from services.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(
+            "no graphical session (DISPLAY and WAYLAND_DISPLAY are unset), so the tray "
+            "cannot start; every action is available from the command line: engram --help"
+        )
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("Engram")

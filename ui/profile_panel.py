@@ -90,6 +90,7 @@ class ProfilePanel(QWidget):
         layout.addWidget(self.status)
         self.resize(560, 620)
         self._loading = False
+        self.ready = False  # True once the stored state was shown
         self.set_editable(False)
 
     def load(self) -> None:
@@ -103,6 +104,7 @@ class ProfilePanel(QWidget):
         for key, editor in self.fields.items():
             editor.setPlainText(fields.get(key, ""))
         self.set_editable(consent)
+        self.ready = True
 
     def set_editable(self, editable: bool) -> None:
         for editor in self.fields.values():

@@ -152,3 +152,40 @@ def test_the_tray_menu_has_every_action(qtbot: Any) -> None:
         "Quit Engram",
     ]
     assert pause.text() == "Pause watching"
+
+
+def test_first_start_offers_a_folder_once(
+    qtbot: Any, desktop_app: DesktopApp, tmp_path: Path
+) -> None:
+    from ui.main import FIRST_RUN_MARKER
+
+    offered: list[bool] = []
+    desktop_app.watch_enabled = True
+    desktop_app.offer_first_folder = lambda choose=None: offered.append(True)  # type: ignore[method-assign]
+    desktop_app._watching_started(None)
+    desktop_app._watching_started(None)
+    qtbot.waitUntil(lambda: offered == [True], timeout=3000)
+    assert (desktop_app.data_dir / FIRST_RUN_MARKER).exists()
+    qtbot.wait(50)
+    assert offered == [True]  # asked once, not at every start
+
+
+def test_choosing_a_folder_sets_watch_paths(
+    qtbot: Any, desktop_app: DesktopApp, tmp_path: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    DesktopApp.offer_first_folder(desktop_app, choose=lambda: str(folder))
+    settings = desktop_app.desktop.engram.settings
+    qtbot.waitUntil(lambda: settings.get("watch.paths") == str(folder), timeout=5000)
+
+
+def test_tray_without_a_display_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from services.errors import EnvironmentProblem
+    from ui.main import run_tray
+
+    monkeypatch.setattr("sys.platform", "linux")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(EnvironmentProblem, match="engram --help"):
+        run_tray(tmp_path)

@@ -27,6 +27,7 @@ def setup(qtbot: Any, data_dir: Path) -> Iterator[tuple[ProfilePanel, Desktop, l
     qtbot.addWidget(panel)
     panel.show()
     panel.load()
+    qtbot.waitUntil(lambda: panel.ready, timeout=5000)
     yield panel, desktop, answers
     runner.shutdown()
     desktop.close()
