@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/engram demo
+	$(BIN)/engram tray || { echo "(showing the terminal demo instead)"; $(BIN)/engram demo; }
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
