@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from services.vectors import VectorIndex
 log = logging.getLogger(__name__)
 DATABASE_FILE = "engram.sqlite3"
 CHROMA_FOLDER = "chroma"
+SWITCH_INTERVAL_S = 0.0005
 
 
 EMBEDDER_KEYS = (
@@ -113,6 +115,10 @@ def open_engram(
 ) -> Engram:
     """Build the services. `embedder` replaces the configured model and `serving` the
     model of the existing vectors (tests use fast fakes for both)."""
+    # A hybrid search embeds the query while a second thread runs the keyword stage;
+    # with Python's default 5 ms switch interval the search thread can wait that long
+    # for the GIL after each native call. 0.5 ms cut the 10k p95 by ~2 ms (bench notes).
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     settings = settings or Settings(data_dir / SETTINGS_FILE)
     store = MemoryStore(
         data_dir / DATABASE_FILE,
