@@ -72,8 +72,11 @@ def fts_query(text: str, max_terms: int = 64) -> str | None:
 
 
 # Words found in more than this share of the searched memories add almost nothing to
-# BM25 but make FTS5 rank most rows; they are left out of the match (see `lexical`).
-COMMON_TERM_SHARE = 0.35
+# BM25 but make FTS5 rank most rows; they are left out of the match (see `lexical`),
+# and of the rest only the rarest MAX_MATCH_TERMS are matched. At 100k memories this
+# took the keyword stage's p95 from 50 to 30 ms for 0.855 → 0.853 lexical recall@10.
+COMMON_TERM_SHARE = 0.25
+MAX_MATCH_TERMS = 8
 PRUNE_FROM_ROWS = 1000
 _DF_CACHE_LIMIT = 50_000
 
@@ -483,6 +486,9 @@ class MemoryStore:
         if len(kept) < 2:
             present = sorted((t for t in terms if frequency[t]), key=frequency.__getitem__)
             kept = present[:2]
+        if len(kept) > MAX_MATCH_TERMS:  # the rarest words carry BM25; the rest cost time
+            rarest = set(sorted(kept, key=lambda t: (frequency[t], t))[:MAX_MATCH_TERMS])
+            kept = [t for t in kept if t in rarest]
         return kept
 
     def lexical(self, text: str, limit: int, project: str | None = None) -> list[LexicalHit]:

@@ -51,3 +51,24 @@ def test_common_words_are_left_out_only_in_large_projects(
     assert store._selective_terms(terms, scope) == ["quokka", "common"]
     hits = store.lexical("common words quokka", 5, project="alpha")
     assert hits and "quokka" in store.get(hits[0].memory_id).content
+
+
+def test_only_the_rarest_terms_are_matched_in_large_projects(
+    store: MemoryStore, monkeypatch: object
+) -> None:
+    words = [f"word{n}" for n in range(12)]
+    # word{n} appears in n + 1 of the memories: word0 is the rarest.
+    store.add_many(
+        [
+            make_memory(
+                " ".join(w for n, w in enumerate(words) if i <= n) + f" filler{i}", project="p"
+            )
+            for i in range(40)
+        ]
+    )
+    monkeypatch.setattr(store_module, "PRUNE_FROM_ROWS", 10)  # type: ignore[attr-defined]
+    scope = "project : " + store_module.project_token("p") + " AND "
+    kept = store._selective_terms(list(reversed(words)), scope)
+    assert len(kept) == store_module.MAX_MATCH_TERMS
+    assert set(kept) == set(words[: store_module.MAX_MATCH_TERMS])
+    assert kept == [w for w in reversed(words) if w in kept]  # the query's order is kept
