@@ -70,6 +70,15 @@ class Desktop:
             query, response.results, response.metrics.total_ms, list(response.flags)
         )
 
+    def error_seen(self, key_line: str) -> int:
+        """An error seen outside the CLI (copied to the clipboard): feed it to the
+        prediction; returns how many fixes or pitfalls it made critical."""
+        from services.activity import Signal, SignalKind
+
+        engine = self.engine
+        signal = Signal(SignalKind.ERROR_SEEN, self.now(), engine.current_project, error=key_line)
+        return len(engine.observe(signal).critical)
+
     def prediction(self) -> Prediction:
         return self.engine.prediction()
 

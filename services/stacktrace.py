@@ -27,3 +27,25 @@ def key_line(text: str) -> str | None:
     if any(_FRAME.match(line) for line in lines[1:]):
         return lines[0]
     return None
+
+
+_ERROR_LINE = re.compile(
+    r"^(?:[\w.]*(?:Error|Exception|Warning)\b[:(]|error(?:\[\w+\])?:|fatal:|panic:|"
+    r"Uncaught |FAILED |E\s{2,}\w*Error)",
+)
+MAX_CLIPBOARD_ERROR_CHARS = 64_000
+
+
+def error_in_text(text: str) -> str | None:
+    """The key line when `text` (copied to the clipboard, say) is an error — a stack, or
+    a single line such as `TypeError: …`, `error: …`, `panic: …` — else None. Longer
+    texts and ordinary prose are not errors."""
+    if not text or len(text) > MAX_CLIPBOARD_ERROR_CHARS:
+        return None
+    found = key_line(text)
+    if found:
+        return found
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if len(lines) == 1 and _ERROR_LINE.match(lines[0]):
+        return lines[0]
+    return None

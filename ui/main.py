@@ -86,6 +86,8 @@ class DesktopApp(QObject):
         self.popup.copied.connect(lambda text: self.presence.set_state(IconState.IDLE, text))
         self.popup.failed.connect(lambda text: self.presence.set_state(IconState.ATTENTION, text))
         self.instance = InstanceServer(data_dir, self.popup.present)
+        self._own_clipboard = ""
+        QGuiApplication.clipboard().dataChanged.connect(self._clipboard_changed)
         if watch:
             QTimer.singleShot(0, self.start_watching)
 
@@ -242,7 +244,25 @@ class DesktopApp(QObject):
     def copy_context(self) -> None:
         self.runner.run(self.desktop.context_for, self._copied, self._failed)
 
+    def _clipboard_changed(self) -> None:
+        """An error copied while the app runs is an `error seen` signal: its fixes become
+        critical context. Only the key line is kept; other clipboard text is ignored."""
+        from services.stacktrace import error_in_text
+
+        text = QGuiApplication.clipboard().text()
+        if not text or text == self._own_clipboard or text == self.popup.last_copied:
+            return
+        line = error_in_text(text)
+        if line is None:
+            return
+        self.runner.run(lambda: self.desktop.error_seen(line), self._error_predicted, self._failed)
+
+    def _error_predicted(self, fixes: int) -> None:
+        if fixes:
+            self.presence.set_state(IconState.IDLE, f"{fixes} known fix(es) for the copied error")
+
     def _copied(self, context: Any) -> None:
+        self._own_clipboard = context.markdown
         QGuiApplication.clipboard().setText(context.markdown)
         self.presence.set_state(IconState.IDLE, f"copied {context.tokens:,} tokens of context")
         self.presence.notify("Engram", f"Copied {context.tokens:,} tokens of context")

@@ -156,6 +156,7 @@ class QuickSearchPopup(QWidget):
         self.project = project
         self.results: list[Any] = []
         self.answered_query = ""
+        self.last_copied = ""
         self.setWindowTitle("Engram")
         self.setWindowFlags(
             Qt.WindowType.Tool
@@ -279,6 +280,7 @@ class QuickSearchPopup(QWidget):
         self.runner.run(assemble, self._copy_assembled, self.on_error, channel="copy")
 
     def _copy_assembled(self, context: Any) -> None:
+        self.last_copied = context.markdown
         QGuiApplication.clipboard().setText(context.markdown)
         message = f"Copied {context.tokens:,} tokens of context"
         self.set_tone("done")
@@ -290,6 +292,7 @@ class QuickSearchPopup(QWidget):
         if result is None:
             return
         text = self.backend.memory_text(result.memory)
+        self.last_copied = text
         QGuiApplication.clipboard().setText(text)
         message = f"Copied memory {result.memory.id}"
         self.set_tone("done")

@@ -60,3 +60,19 @@ def test_key_line_is_one_of_the_lines(text: str) -> None:
     line = key_line(text)
     if line is not None:
         assert "\n" not in line and line.strip() == line and line in text
+
+
+def test_errors_in_copied_text() -> None:
+    from services.stacktrace import error_in_text
+
+    trace = (
+        "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'x'"
+    )
+    assert error_in_text(trace) == "KeyError: 'x'"
+    assert error_in_text("TypeError: cannot read properties of undefined") is not None
+    assert error_in_text("error[E0382]: borrow of moved value: `v`") is not None
+    assert error_in_text("panic: runtime error: index out of range") is not None
+    assert error_in_text("We decided to use UTC everywhere.") is None
+    assert error_in_text("def handle_error(x):\n    return x") is None
+    assert error_in_text("") is None
+    assert error_in_text("ValueError: x" * 10_000) is None  # too long to be a copied error

@@ -189,3 +189,27 @@ def test_tray_without_a_display_says_so(monkeypatch: pytest.MonkeyPatch, tmp_pat
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(EnvironmentProblem, match="engram --help"):
         run_tray(tmp_path)
+
+
+def test_an_error_copied_to_the_clipboard_becomes_critical_context(
+    qtbot: Any, desktop_app: DesktopApp
+) -> None:
+    engram = desktop_app.desktop.engram
+    engram.service.add(
+        {
+            "id": "fix-1",
+            "project": "shop",
+            "type": "fix",
+            "content": "`KeyError: 'currency'` comes from legacy invoices; default to EUR.",
+        }
+    )
+    desktop_app.desktop.engine.current_project = "shop"
+    QGuiApplication.clipboard().setText("just some prose someone copied")
+    QGuiApplication.clipboard().setText(
+        "Traceback (most recent call last):\n  File \"a.py\", line 3, in pay\nKeyError: 'currency'"
+    )
+    qtbot.waitUntil(
+        lambda: [c.memory.id for c in desktop_app.desktop.prediction().critical] == ["fix-1"],
+        timeout=5000,
+    )
+    qtbot.waitUntil(lambda: "known fix" in desktop_app.presence.state_label.text(), timeout=5000)
