@@ -8,6 +8,7 @@ predictions keep the context for "Copy context" warm.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from ui.tray import ActionsWindow, Tray, TrayActions
 
 log = logging.getLogger(__name__)
 FIRST_RUN_MARKER = "first-run-offered"
+STARTUP_PROBE = "ENGRAM_STARTUP_PROBE"
 NO_TRAY_NOTICE = (
     "engram: this desktop has no system tray; Engram's actions are in a small window instead"
 )
@@ -282,8 +284,6 @@ class DesktopApp(QObject):
 
 def display_available() -> bool:
     """Whether a graphical session exists (Linux needs DISPLAY or WAYLAND_DISPLAY)."""
-    import os
-
     if not sys.platform.startswith("linux"):
         return True
     platform_name = os.environ.get("QT_QPA_PLATFORM", "")
@@ -310,5 +310,7 @@ def run_tray(data_dir: Path) -> int:
         return 0
     desktop_app = DesktopApp(data_dir)
     install_crash_handler(data_dir, desktop_app.bridge.notice.emit)
+    if os.environ.get(STARTUP_PROBE):  # bench/startup.py: report, then quit
+        QTimer.singleShot(0, lambda: (print("engram: shown", flush=True), desktop_app.quit()))
     app.aboutToQuit.connect(lambda: desktop_app.instance.close())
     return int(app.exec())
