@@ -241,6 +241,12 @@ SCHEMA: tuple[Setting, ...] = (
         "Keep a personal profile and put it into assembled context (`engram profile`)",
     ),
     Setting(
+        "desktop.autostart",
+        bool,
+        False,
+        "Start the tray app with the desktop session (Linux: ~/.config/autostart)",
+    ),
+    Setting(
         "watch.paths",
         str,
         "",

@@ -202,6 +202,11 @@ class DesktopApp(QObject):
         group = key.split(".")[0]
         if group in ("context", "profile"):
             return
+        if key == "desktop.autostart":
+            from app.autostart import set_autostart
+
+            self.runner.run(lambda: set_autostart(bool(value)), None, self._failed)
+            return
         if group == "watch":
             if not self.paused:
                 session, self.session = self.session, None

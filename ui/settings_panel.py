@@ -31,6 +31,7 @@ from services.errors import UserInputError
 GROUP_TITLES = {
     "context": "Context",
     "watch": "Watching",
+    "desktop": "Desktop",
     "retrieval": "Search",
     "embedder": "Embedding model",
     "vectors": "Vectors",
