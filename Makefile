@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format typecheck check bench clean
+.PHONY: run test lint format typecheck check bench package clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,14 @@ check: lint typecheck test
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
+
+# A one-folder app in dist/engram (PyInstaller), then a check that the built binary runs.
+package: $(STAMP)
+	$(BIN)/python -m pip install --quiet 'pyinstaller>=6.10'
+	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN --distpath dist \
+		--workpath build/pyinstaller packaging/engram.spec
+	dist/engram/engram --version
+	dist/engram/engram --data-dir build/package-check search "does the bundle embed" --json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+from typing import TYPE_CHECKING
 
 from services.errors import NotFoundError, UserInputError
-from services.memory_service import MemoryService
+
+if TYPE_CHECKING:  # the CLI reads the field names without loading the services
+    from services.memory_service import MemoryService
 
 PROFILE_ID = "engram-profile"
 _FIELDS_KEY = "profile.fields"
