@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -22,6 +23,29 @@ from PySide6.QtWidgets import (
 )
 
 from services.types import MemoryType
+
+NARROW_EDITOR = 200  # the type; text fields take the row
+STYLE = """
+AddMemoryDialog { background: #f6f8fb; }
+QLabel { color: #3b4656; }
+QLineEdit, QPlainTextEdit {
+    padding: 4px 6px; border: 1px solid #c3cdda; border-radius: 4px; background: white;
+    color: #1f2a37; selection-background-color: #bcd3f7; selection-color: #111;
+}
+QLineEdit:focus, QPlainTextEdit:focus { border-color: #2f6fde; }
+QLabel#error {
+    color: #c0392b; background: #fdf0ee; border: 1px solid #f2c4bd; border-radius: 4px;
+    padding: 6px 8px;
+}
+QPushButton {
+    padding: 6px 16px; border: 1px solid #c3cdda; border-radius: 5px; background: white;
+    color: #1f2a37; min-width: 64px;
+}
+QPushButton:hover { background: #eef3fb; border-color: #9db5dc; }
+QPushButton:pressed { background: #dde8f8; }
+QPushButton:default { background: #2f6fde; border-color: #2f6fde; color: white; font-weight: 600; }
+QPushButton:default:hover { background: #2a63c7; }
+"""
 
 
 def split_list(text: str) -> list[str]:
@@ -43,7 +67,9 @@ class AddMemoryDialog(QDialog):
         super().__init__(parent)
         self.store_memory = store_memory
         self.setWindowTitle("Add a memory")
+        self.setStyleSheet(STYLE)
         self.type = QComboBox()
+        self.type.setFixedWidth(NARROW_EDITOR)
         self.type.addItems([t.value for t in MemoryType])
         self.type.setCurrentText(MemoryType.DECISION.value)
         self.title = QLineEdit()
@@ -56,10 +82,13 @@ class AddMemoryDialog(QDialog):
         self.file_refs.setPlaceholderText("paths or globs, comma-separated: src/billing/**")
         self.project = QLineEdit(project or "")
         self.error = QLabel()
-        self.error.setStyleSheet("color: #c0392b;")
+        self.error.setObjectName("error")
         self.error.setWordWrap(True)
         self.error.hide()
         form = QFormLayout()
+        form.setHorizontalSpacing(14)
+        form.setVerticalSpacing(10)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         form.addRow("Type", self.type)
         form.addRow("Title", self.title)
         form.addRow("Content", self.content)
@@ -69,9 +98,13 @@ class AddMemoryDialog(QDialog):
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
+        for button in buttons.buttons():
+            button.setIcon(QIcon())  # plain text buttons, as in the other windows
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 14)
+        layout.setSpacing(12)
         layout.addLayout(form)
         layout.addWidget(self.error)
         layout.addWidget(buttons)

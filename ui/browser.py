@@ -8,6 +8,7 @@ is refreshed from the store after each change."""
 from __future__ import annotations
 
 import html
+import re
 from typing import Any, Protocol
 
 from PySide6.QtCore import (
@@ -18,6 +19,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -36,9 +38,66 @@ from PySide6.QtWidgets import (
 from app.tasks import TaskRunner
 from services.memory import Memory
 from services.types import MemoryType, Tier
+from ui.popup import CODE_STYLE, TYPE_COLORS, code_spans
 
 COLUMNS = ("Project", "Type", "Tier", "Created", "Confidence", "Title")
+COLUMN_WIDTHS = (104, 108, 62, 100, 96)  # the title takes the rest
 _Index = QModelIndex | QPersistentModelIndex
+MUTED = "#5b6b7f"
+STYLE = """
+MemoryBrowser { background: #f6f8fb; }
+QLineEdit {
+    padding: 5px 8px; border: 1px solid #c3cdda; border-radius: 5px; background: white;
+    selection-background-color: #bcd3f7; selection-color: #111;
+}
+QLineEdit:focus { border-color: #2f6fde; }
+QComboBox { min-width: 120px; }
+QTableView {
+    background: white; border: 1px solid #cdd5e0; outline: none; color: #1f2a37;
+}
+QTableView::item { padding: 0 4px; border-bottom: 1px solid #edf0f4; }
+QTableView::item:selected { background: #e4edfb; color: #1f2a37; }
+QHeaderView::section {
+    background: #eef2f7; color: #3b4656; padding: 5px 6px; border: none;
+    border-bottom: 1px solid #cdd5e0; border-right: 1px solid #dfe5ed; font-weight: 600;
+}
+QTextBrowser { background: white; border: 1px solid #cdd5e0; padding: 6px 8px; }
+QPushButton {
+    padding: 5px 14px; border: 1px solid #c3cdda; border-radius: 5px; background: white;
+    color: #1f2a37;
+}
+QPushButton:hover { background: #eef3fb; border-color: #9db5dc; }
+QPushButton:pressed { background: #dde8f8; }
+QPushButton:disabled { color: #9aa5b3; background: #f1f3f6; border-color: #d8dee6; }
+QLabel#status { color: #5b6b7f; font-size: 12px; }
+QSplitter::handle { background: transparent; }
+QScrollBar:vertical { width: 8px; background: transparent; margin: 2px; }
+QScrollBar::handle:vertical { background: #c8d0db; border-radius: 3px; min-height: 24px; }
+QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }
+QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: none; }
+"""
+FENCE = re.compile(r"```[\w+-]*\n?(.*?)(?:```|$)", re.DOTALL)
+
+
+def content_html(content: str) -> str:
+    """A memory's text as HTML: line breaks kept, backticked names in monospace and
+    fenced code as a block, as Markdown would show them."""
+    parts = []
+    position = 0
+    for fence in FENCE.finditer(content):
+        parts.append(_prose(content[position : fence.start()]))
+        code = html.escape(fence[1].strip("\n"))
+        parts.append(f'<pre style="{CODE_STYLE}; white-space: pre-wrap">{code}</pre>')
+        position = fence.end()
+    parts.append(_prose(content[position:]))
+    return "".join(parts)
+
+
+def _prose(text: str) -> str:
+    text = text.strip("\n")
+    if not text:
+        return ""
+    return f"<p style='white-space: pre-wrap'>{code_spans(html.escape(text))}</p>"
 
 
 class BrowserBackend(Protocol):
@@ -95,6 +154,10 @@ class MemoryTable(QAbstractTableModel):
             )[column]
         if role == Qt.ItemDataRole.ToolTipRole:
             return memory.id
+        if role == Qt.ItemDataRole.ForegroundRole and column == 1:
+            return QColor(TYPE_COLORS.get(memory.type.value, MUTED))
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == 4:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
 
@@ -142,6 +205,8 @@ class MemoryBrowser(QWidget):
         self.runner = runner
         self.undo_stack: list[Memory] = []
         self.setWindowTitle("Engram — memories")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
+        self.setStyleSheet(STYLE)
         self.model = MemoryTable()
         self.proxy = MemoryFilterProxy()
         self.proxy.setSourceModel(self.model)
@@ -151,8 +216,16 @@ class MemoryBrowser(QWidget):
         self.table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        for column, width in enumerate(COLUMN_WIDTHS):
+            header.resizeSection(column, width)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setHighlightSections(False)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(30)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self.show_selected())
         self.search = QLineEdit()
         self.search.setPlaceholderText("Filter by words, tags or id…")
@@ -164,9 +237,12 @@ class MemoryBrowser(QWidget):
         self.projects.currentTextChanged.connect(lambda _t: self.apply_filters())
         self.types.currentTextChanged.connect(lambda _t: self.apply_filters())
         self.detail = QTextBrowser()
+        self.detail.setOpenLinks(False)
         self.status = QLabel()
+        self.status.setObjectName("status")
         self.buttons: dict[str, QPushButton] = {}
         actions = QHBoxLayout()
+        actions.setSpacing(8)
         for label, handler in (
             ("Pin", self.toggle_pin),
             ("Archive", self.toggle_archive),
@@ -180,14 +256,21 @@ class MemoryBrowser(QWidget):
             self.buttons[label] = button
         actions.addStretch(1)
         filters = QHBoxLayout()
+        filters.setSpacing(8)
         filters.addWidget(self.search, 1)
         filters.addWidget(self.projects)
         filters.addWidget(self.types)
         splitter = QSplitter()
+        splitter.setHandleWidth(10)
+        splitter.setChildrenCollapsible(False)
         splitter.addWidget(self.table)
         splitter.addWidget(self.detail)
-        splitter.setSizes([640, 360])
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([700, 376])
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 12, 14, 10)
+        layout.setSpacing(10)
         layout.addLayout(filters)
         layout.addWidget(splitter, 1)
         layout.addLayout(actions)
@@ -259,18 +342,22 @@ class MemoryBrowser(QWidget):
         memory = self.selected()
         self.update_buttons()
         if memory is None:
-            self.detail.setHtml("<p style='color:#5b6b7f'>Select a memory to read it.</p>")
+            self.detail.setHtml(f"<p style='color:{MUTED}'>Select a memory to read it.</p>")
             return
-        meta = " · ".join(
-            [memory.type.value, memory.project or "—", memory.tier.value, memory.created_at[:10]]
-        )
-        refs = ", ".join(memory.file_refs) or "—"
+        kind = memory.type.value
+        color = TYPE_COLORS.get(kind, MUTED)
+        meta = " · ".join([memory.project or "—", memory.tier.value, memory.created_at[:10]])
         tags = ", ".join(memory.tags) or "—"
+        refs = html.escape(", ".join(memory.file_refs) or "—")
         self.detail.setHtml(
-            f"<h3>{html.escape(memory.title)}</h3><p style='color:#5b6b7f'>{html.escape(meta)}"
-            f"<br>{html.escape(memory.id)} · confidence {memory.confidence:.2f}</p>"
-            f"<pre style='white-space: pre-wrap'>{html.escape(memory.content)}</pre>"
-            f"<p><b>Tags</b> {html.escape(tags)}<br><b>Files</b> {html.escape(refs)}</p>"
+            f"<h3 style='color:#1f2a37'>{code_spans(html.escape(memory.title))}</h3>"
+            f"<p style='color:{MUTED}'><span style='color:{color}; font-weight:600'>{kind}</span>"
+            f" · {html.escape(meta)}<br>{html.escape(memory.id)} · confidence "
+            f"{memory.confidence:.2f}</p>"
+            f"<div style='color:#2d3748'>{content_html(memory.content)}</div>"
+            f"<p><span style='color:{MUTED}'>Tags</span>&nbsp; {html.escape(tags)}<br>"
+            f"<span style='color:{MUTED}'>Files</span>&nbsp; "
+            f"<span style=\"{CODE_STYLE}\">{refs}</span></p>"
         )
 
     def update_buttons(self) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
+    QFrame,
+    QHBoxLayout,
     QLabel,
     QMessageBox,
     QPlainTextEdit,
@@ -30,6 +32,27 @@ CONSENT_TEXT = (
     "it to the context it assembles for your assistant. When you turn it off, the "
     "profile and its search vectors are deleted."
 )
+STYLE = """
+ProfilePanel { background: #f6f8fb; }
+QLabel#explanation { color: #3b4656; }
+QCheckBox#consent { font-weight: 600; color: #1f2a37; spacing: 8px; }
+QFrame#card { background: white; border: 1px solid #cdd5e0; border-radius: 6px; }
+QFrame#card QLabel { color: #3b4656; }
+QFrame#card QLabel:disabled { color: #9aa5b3; }
+QPlainTextEdit {
+    padding: 2px 4px; border: 1px solid #c3cdda; border-radius: 4px; background: white;
+    color: #1f2a37; selection-background-color: #bcd3f7; selection-color: #111;
+}
+QPlainTextEdit:focus { border-color: #2f6fde; }
+QPlainTextEdit:disabled { background: #f1f3f6; border-color: #d8dee6; }
+QPushButton {
+    padding: 6px 16px; border: 1px solid #2f6fde; border-radius: 5px; background: #2f6fde;
+    color: white; font-weight: 600;
+}
+QPushButton:hover { background: #2a63c7; }
+QPushButton:disabled { background: #f1f3f6; border-color: #d8dee6; color: #9aa5b3; }
+QLabel#status { color: #5b6b7f; font-size: 12px; }
+"""
 
 
 class ProfileBackend(Protocol):
@@ -67,28 +90,45 @@ class ProfilePanel(QWidget):
         self.runner = runner
         self.confirm_revoke = confirm_revoke
         self.setWindowTitle("Engram — consent and profile")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
+        self.setStyleSheet(STYLE)
         explanation = QLabel(CONSENT_TEXT)
+        explanation.setObjectName("explanation")
         explanation.setWordWrap(True)
         self.consent = QCheckBox("Keep a profile and use it in context")
+        self.consent.setObjectName("consent")
         self.consent.toggled.connect(self.consent_toggled)
         self.fields: dict[str, QPlainTextEdit] = {}
-        form = QFormLayout()
+        card = QFrame()
+        card.setObjectName("card")
+        form = QFormLayout(card)
+        form.setContentsMargins(16, 14, 16, 14)
+        form.setHorizontalSpacing(16)
+        form.setVerticalSpacing(10)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         for key, label in PROFILE_FIELDS:
             editor = QPlainTextEdit()
-            editor.setFixedHeight(54 if key != "notes" else 90)
+            editor.setFixedHeight(52 if key != "notes" else 84)
             self.fields[key] = editor
             form.addRow(label, editor)
         self.save_button = QPushButton("Save profile")
         self.save_button.clicked.connect(self.save)
         self.status = QLabel()
+        self.status.setObjectName("status")
+        self.status.setWordWrap(True)
         self.message.connect(self.status.setText)
+        footer = QHBoxLayout()
+        footer.addWidget(self.status, 1)
+        footer.addWidget(self.save_button)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 14)
+        layout.setSpacing(10)
         layout.addWidget(explanation)
         layout.addWidget(self.consent)
-        layout.addLayout(form)
-        layout.addWidget(self.save_button)
-        layout.addWidget(self.status)
-        self.resize(560, 620)
+        layout.addWidget(card)
+        layout.addStretch(1)
+        layout.addLayout(footer)
+        self.resize(600, 660)
         self._loading = False
         self.ready = False  # True once the stored state was shown
         self.set_editable(False)

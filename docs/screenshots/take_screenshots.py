@@ -30,12 +30,23 @@ sys.path.insert(0, str(ROOT))
 from app.composition import open_engram  # noqa: E402
 from app.desktop import Desktop  # noqa: E402
 from services.transfer import parse_import  # noqa: E402
+from ui.add_dialog import AddMemoryDialog  # noqa: E402
+from ui.browser import MemoryBrowser  # noqa: E402
 from ui.main import DesktopApp  # noqa: E402
+from ui.profile_panel import ProfilePanel  # noqa: E402
 from ui.tray import ActionsWindow, Tray, TrayActions, build_menu  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 QUERY = "timezone bug in order dates"
 POPUP_SIZE = (720, 440)
+BROWSER_SIZE = (1100, 600)
+SELECTED_MEMORY = "demo-2"  # the pitfall about `parse_order_date`
+PROFILE = {
+    "style": "Small pure functions, type hints everywhere, tests next to the code.",
+    "languages": "Python 3.12, TypeScript",
+    "frameworks": "FastAPI, SQLAlchemy, pytest; React with TanStack Query",
+    "goals": "demo-shop: reliable checkout and correct order dates across time zones.",
+}
 WALLPAPER = "gradient:#e9eef5-#c3cedc"
 
 
@@ -179,6 +190,52 @@ def shoot_settings(desktop_app: DesktopApp) -> None:
     panel.close()
 
 
+def shoot_browser(desktop_app: DesktopApp) -> None:
+    browser = MemoryBrowser(desktop_app.desktop, desktop_app.runner)
+    browser.resize(*BROWSER_SIZE)
+    browser.show()
+    browser.refresh()
+    wait_until(lambda: browser.model.rowCount() > 0, "the memories")
+    browser.select(SELECTED_MEMORY)
+    wait_until(lambda: "parse_order_date" in browser.detail.toPlainText(), "the detail pane")
+    shoot(browser, "browser.png")
+    browser.close()
+
+
+def shoot_profile(desktop_app: DesktopApp) -> None:
+    desktop_app.desktop.set_profile_consent(True)
+    panel = ProfilePanel(desktop_app.desktop, desktop_app.runner)
+    panel.show()
+    panel.load()
+    wait_until(lambda: panel.ready and panel.save_button.isEnabled(), "the profile")
+    for key, text in PROFILE.items():
+        panel.fields[key].setPlainText(text)
+    panel.save()
+    wait_until(lambda: panel.status.text() == "Profile saved", "the saved profile")
+    shoot(panel, "profile.png")
+    panel.close()
+
+
+def shoot_add_memory() -> None:
+    def not_saved(_data: dict[str, object]) -> None:
+        raise AssertionError("the screenshot dialog does not save")
+
+    dialog = AddMemoryDialog(not_saved, project="demo-shop")
+    dialog.type.setCurrentText("pitfall")
+    dialog.title.setText("Refund amounts rounded twice")
+    dialog.content.setPlainText(
+        "`refund_total` rounds each line to cents and then rounds the sum again, so "
+        "partial refunds can be one cent off. Round once, on the total in cents."
+    )
+    dialog.tags.setText("refunds, money, rounding")
+    dialog.file_refs.setText("src/shop/payments/refunds.py")
+    dialog.show()
+    wait_until(dialog.isVisible, "the add-memory dialog")
+    dialog.content.setFocus()
+    shoot(dialog, "add-memory.png")
+    dialog.reject()
+
+
 def main() -> int:
     tray_host = start_tray_host()
     app = QApplication(sys.argv[:1])
@@ -200,6 +257,9 @@ def main() -> int:
         shoot_tray_menu(desktop_app)
         shoot_actions_window()
         shoot_settings(desktop_app)
+        shoot_browser(desktop_app)
+        shoot_profile(desktop_app)
+        shoot_add_memory()
     finally:
         if desktop_app is not None:
             desktop_app.quit()
