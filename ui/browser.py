@@ -357,7 +357,7 @@ class MemoryBrowser(QWidget):
             f"<div style='color:#2d3748'>{content_html(memory.content)}</div>"
             f"<p><span style='color:{MUTED}'>Tags</span>&nbsp; {html.escape(tags)}<br>"
             f"<span style='color:{MUTED}'>Files</span>&nbsp; "
-            f"<span style=\"{CODE_STYLE}\">{refs}</span></p>"
+            f'<span style="{CODE_STYLE}">{refs}</span></p>'
         )
 
     def update_buttons(self) -> None:
