@@ -63,10 +63,13 @@ class AddMemoryDialog(QDialog):
         store_memory: Callable[[dict[str, Any]], Any],
         project: str | None = None,
         parent: QWidget | None = None,
+        memory: Any = None,
     ) -> None:
+        """With `memory`, the dialog edits it (its fields pre-filled) instead of adding."""
         super().__init__(parent)
         self.store_memory = store_memory
-        self.setWindowTitle("Add a memory")
+        self.editing = memory
+        self.setWindowTitle("Edit memory" if memory is not None else "Add a memory")
         self.setStyleSheet(STYLE)
         self.type = QComboBox()
         self.type.setFixedWidth(NARROW_EDITOR)
@@ -109,6 +112,13 @@ class AddMemoryDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.resize(560, 420)
+        if memory is not None:
+            self.type.setCurrentText(memory.type.value)
+            self.title.setText(memory.title)
+            self.content.setPlainText(memory.content)
+            self.tags.setText(", ".join(memory.tags))
+            self.file_refs.setText(", ".join(memory.file_refs))
+            self.project.setText(memory.project or "")
 
     def values(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -116,8 +126,9 @@ class AddMemoryDialog(QDialog):
             "content": self.content.toPlainText(),
             "tags": split_list(self.tags.text()),
             "file_refs": split_list(self.file_refs.text()),
-            "source": "explicit",
         }
+        if self.editing is None:
+            data["source"] = "explicit"
         if self.title.text().strip():
             data["title"] = self.title.text().strip()
         if self.project.text().strip():

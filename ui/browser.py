@@ -244,6 +244,7 @@ class MemoryBrowser(QWidget):
         actions = QHBoxLayout()
         actions.setSpacing(8)
         for label, handler in (
+            ("Edit…", self.open_editor),
             ("Pin", self.toggle_pin),
             ("Archive", self.toggle_archive),
             ("Delete", self.delete_selected),
@@ -362,7 +363,7 @@ class MemoryBrowser(QWidget):
 
     def update_buttons(self) -> None:
         memory = self.selected()
-        for name in ("Pin", "Archive", "Delete"):
+        for name in ("Edit…", "Pin", "Archive", "Delete"):
             self.buttons[name].setEnabled(memory is not None)
         self.buttons["Undo delete"].setEnabled(bool(self.undo_stack))
         if memory is not None:
@@ -394,6 +395,21 @@ class MemoryBrowser(QWidget):
             tier = Tier.WARM if archived else Tier.ARCHIVED
             verb = "Restored" if archived else "Archived"
             self._change(memory.id, {"tier": tier.value}, f"{verb} {memory.id}")
+
+    def open_editor(self) -> Any:
+        """Edit the selected memory in the add dialog's form; saved through the service."""
+        from ui.add_dialog import AddMemoryDialog
+
+        memory = self.selected()
+        if memory is None:
+            return None
+        dialog = AddMemoryDialog(
+            lambda data: self.backend.edit_memory(memory.id, data), parent=self, memory=memory
+        )
+        dialog.saved.connect(lambda saved: self.refresh(f"Saved {saved.id}"))
+        dialog.show()
+        self.editor = dialog
+        return dialog
 
     def edit_selected(self, changes: dict[str, Any]) -> None:
         memory = self.selected()

@@ -117,3 +117,18 @@ def test_delete_and_undo_keep_the_same_memory(qtbot: Any, browser: MemoryBrowser
         before.type,
     )
     assert not browser.buttons["Undo delete"].isEnabled()
+
+
+def test_edit_dialog_changes_the_memory(qtbot: Any, browser: MemoryBrowser) -> None:
+    store = browser.backend.engram.store  # type: ignore[attr-defined]
+    browser.select("m0")
+    dialog = browser.open_editor()
+    assert dialog.windowTitle() == "Edit memory"
+    assert (
+        dialog.content.toPlainText() == "Use PostgreSQL for orders." and dialog.tags.text() == "t0"
+    )
+    dialog.tags.setText("t0, database")
+    assert dialog.save()
+    assert store.get("m0").tags == ["t0", "database"]
+    assert store.get("m0").type.value == "decision"  # unchanged fields stay
+    qtbot.waitUntil(lambda: "Saved m0" in browser.status.text(), timeout=5000)
