@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 DATABASE_FILE = "engram.sqlite3"
 CHROMA_FOLDER = "chroma"
 SWITCH_INTERVAL_S = 0.0005
+NO_CHUNKS = 10**9  # chunking off: every memory is one chunk
 
 
 EMBEDDER_KEYS = (
@@ -123,7 +124,9 @@ def open_engram(
     store = MemoryStore(
         data_dir / DATABASE_FILE,
         busy_timeout_ms=settings.get("store.busy_timeout_ms"),
-        max_chunk_tokens=settings.get("chunking.max_tokens"),
+        max_chunk_tokens=(
+            settings.get("chunking.max_tokens") if settings.get("chunking.enabled") else NO_CHUNKS
+        ),
     )
     vectors = build_vectors(settings, data_dir)
     config = embedder_config(settings)

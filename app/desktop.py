@@ -64,8 +64,11 @@ class Desktop:
 
     def search(self, query: str, project: str | None = None) -> SearchAnswer:
         engram = self.engram
+        from services.retrieval import RetrieverKind
+
         flt = MemoryFilter(project=project)
-        response = engram.service.search(query, flt, SEARCH_LIMIT)
+        kind = RetrieverKind(engram.settings.get("retrieval.retriever"))
+        response = engram.service.search(query, flt, SEARCH_LIMIT, kind)
         return SearchAnswer(
             query, response.results, response.metrics.total_ms, list(response.flags)
         )

@@ -135,6 +135,13 @@ SCHEMA: tuple[Setting, ...] = (
         minimum=5,
         maximum=1000,
     ),
+    Setting(
+        "retrieval.retriever",
+        str,
+        "hybrid",
+        "How searches rank: hybrid (meaning + keywords + code names), or one part alone",
+        choices=("hybrid", "dense", "lexical"),
+    ),
     Setting("retrieval.limit", int, 10, "Results shown by default", minimum=1, maximum=500),
     Setting(
         "retrieval.mode",
@@ -273,6 +280,12 @@ SCHEMA: tuple[Setting, ...] = (
         "More distinct files than this in one debounce window is a storm (a checkout, "
         "an indexer) and does not move the prediction",
         minimum=2,
+    ),
+    Setting(
+        "chunking.enabled",
+        bool,
+        True,
+        "Split long memories into chunks (code blocks, paragraphs) for search",
     ),
     Setting(
         "chunking.max_tokens",

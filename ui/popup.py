@@ -307,8 +307,8 @@ class QuickSearchPopup(QWidget):
             return
         memory_id = result.memory.id
         self.runner.run(
-            lambda: self.backend.mark([memory_id], UsageEvent.USED),
-            lambda _none: self.status.setText(f"Marked {memory_id} as used"),
+            lambda: self.backend.mark([memory_id], UsageEvent.CITED),
+            lambda _none: self.status.setText(f"Marked {memory_id} as used (a citation)"),
             self.on_error,
         )
 

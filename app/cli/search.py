@@ -91,8 +91,8 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
 @click.option(
     "--retriever",
     type=click.Choice(["hybrid", "dense", "lexical"]),
-    default="hybrid",
-    show_default=True,
+    default=None,
+    help="How to rank (default: the retrieval.retriever setting, hybrid).",
 )
 @click.option(
     "--queries-file",
@@ -112,7 +112,7 @@ def search(
     query: str | None,
     filters: dict[str, Any],
     limit: int | None,
-    retriever: str,
+    retriever: str | None,
     queries_file: Path | None,
     record: bool,
     as_json: bool,
@@ -125,7 +125,7 @@ def search(
     engram = state.engram()
     limit = limit or engram.settings.get("retrieval.limit")
     flt = build_filter(state, filters)
-    kind = RetrieverKind(retriever)
+    kind = RetrieverKind(retriever or engram.settings.get("retrieval.retriever"))
     if queries_file is not None:
         for item in read_queries(queries_file):
             scoped = replace(flt, project=item.get("project") or flt.project)

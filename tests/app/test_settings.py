@@ -143,3 +143,24 @@ def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
     with pytest.raises(UserInputError, match="ENGRAM_VECTORS_PORT"):
         settings.get("vectors.port")
     assert settings.get("vectors.host") == "127.0.0.1"
+
+
+def test_feature_flags_change_behaviour(tmp_path: Path) -> None:
+    from app.composition import NO_CHUNKS, open_engram
+    from tests.fakes import HashEmbedder
+
+    settings = Settings(tmp_path / "settings.json", {})
+    settings.set("chunking.enabled", False)
+    settings.set("retrieval.retriever", "lexical")
+    engram = open_engram(tmp_path, embedder=HashEmbedder(), settings=settings)
+    try:
+        assert engram.store.max_chunk_tokens == NO_CHUNKS
+        long = "\n\n".join(f"Paragraph {n} " + "word " * 200 for n in range(6))
+        memory = engram.service.add({"content": long, "id": "long"})
+        assert engram.store.chunks(memory.id) == []  # one piece, not chunked
+        from app.desktop import Desktop
+
+        answer = Desktop(tmp_path, engram).search("Paragraph")
+        assert answer.results and answer.results[0].breakdown.dense == 0.0  # lexical only
+    finally:
+        engram.close()

@@ -144,7 +144,7 @@ def test_ctrl_u_records_a_use(qtbot: Any, popup: QuickSearchPopup, backend: Fake
     type_text(qtbot, popup, "deploy")
     qtbot.waitUntil(lambda: len(popup.results) == 2, timeout=3000)
     qtbot.keyClick(popup.query, Qt.Key.Key_U, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: backend.marked == [(["deploy-1"], UsageEvent.USED)], timeout=3000)
+    qtbot.waitUntil(lambda: backend.marked == [(["deploy-1"], UsageEvent.CITED)], timeout=3000)
 
 
 def test_escape_hides(qtbot: Any, popup: QuickSearchPopup) -> None:
