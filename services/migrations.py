@@ -174,11 +174,54 @@ _SIGNAL_AFFINITY = _script(
 )
 
 
+# The REM cycle: proposals waiting for the user, what ran when, links between memories.
+_REM = _script(
+    """
+    CREATE TABLE finding (
+        id TEXT PRIMARY KEY,
+        op TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        memory_ids TEXT NOT NULL,
+        options TEXT NOT NULL,
+        recommended TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL DEFAULT 'pending',
+        answer TEXT,
+        created_at TEXT NOT NULL,
+        answered_at TEXT
+    )
+    """,
+    "CREATE INDEX finding_status ON finding (status, created_at)",
+    """
+    CREATE TABLE rem_run (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        op TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        seconds REAL,
+        findings INTEGER,
+        status TEXT NOT NULL,
+        note TEXT
+    )
+    """,
+    """
+    CREATE TABLE memory_link (
+        source TEXT NOT NULL,
+        target TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (source, target, kind)
+    ) WITHOUT ROWID
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _INITIAL),
     Migration("0002_fts5_index", _FTS),
     Migration("0003_fts_project_column", _fts_with_project),
     Migration("0004_signal_affinity", _SIGNAL_AFFINITY),
+    Migration("0005_rem", _REM),
 )
 
 

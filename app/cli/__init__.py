@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from app.cli import context, demo, maintenance, memories, profile, search, transfer  # noqa: F401
+from app.cli import context, demo, maintenance, memories, profile, rem, search, transfer  # noqa: F401
 from app.cli.common import cli
 
 

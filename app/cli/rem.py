@@ -1,0 +1,117 @@
+"""`engram rem`: the consolidation cycle — run operations, report and review findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state
+
+
+def _context(state: CliState, project: str | None = None) -> Any:
+    from services.rem.cycle import RemContext
+
+    engram = state.engram()
+    return RemContext(engram.service, engram.vectors, engram.embedder.model_id, project)
+
+
+@cli.group()
+def rem() -> None:
+    """Consolidation: find duplicates (and more, as operations arrive); you review."""
+
+
+@rem.command(name="run")
+@click.option("--op", "ops", multiple=True, help="Operation to run (repeatable; default all).")
+@click.option("--project", "-p", default=None, help="Only this project.")
+@click.option("--auto", is_flag=True, help="Apply each finding's recommended option.")
+@click.option("--dry-run", is_flag=True, help="Report findings; store and change nothing.")
+@json_option
+@pass_state
+@handle_errors
+def run(
+    state: CliState,
+    ops: tuple[str, ...],
+    project: str | None,
+    auto: bool,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Run consolidation operations now."""
+    from services.rem.cycle import run_operations
+
+    reports = run_operations(_context(state, project), list(ops) or None, auto, dry_run)
+    if as_json:
+        emit_json({"dry_run": dry_run, "auto": auto, "operations": [r.to_dict() for r in reports]})
+        return
+    for report in reports:
+        status = f"failed: {report.error}" if report.error else f"{len(report.findings)} findings"
+        applied = f", {report.applied} applied" if auto else ""
+        click.echo(f"{report.op}: {status}{applied} ({report.seconds:.2f} s)")
+        for finding in report.findings[:20]:
+            click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
+
+
+@rem.command(name="report")
+@json_option
+@pass_state
+@handle_errors
+def report(state: CliState, as_json: bool) -> None:
+    """Findings waiting for an answer, and what ran when."""
+    from services.rem.cycle import last_runs
+    from services.rem.findings import FindingStore
+
+    context = _context(state)
+    findings = FindingStore(context.service.store)
+    pending = findings.pending()
+    runs = last_runs(context)
+    if as_json:
+        emit_json(
+            {
+                "pending": [f.to_dict() for f in pending],
+                "counts": findings.counts(),
+                "last_runs": runs,
+            }
+        )
+        return
+    for op, run_info in sorted(runs.items()):
+        outcome = f"{run_info['status']}, {run_info['findings']} findings"
+        click.echo(f"{op}: last run {run_info['at']} ({outcome})")
+    click.echo(f"{len(pending)} findings wait for you" + (": engram rem review" if pending else ""))
+    for finding in pending:
+        click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
+
+
+@rem.command(name="review")
+@click.option(
+    "--answer", "answers", multiple=True, metavar="ID=OPTION", help="Answer without asking."
+)
+@pass_state
+@handle_errors
+def review(state: CliState, answers: tuple[str, ...]) -> None:
+    """Go through waiting findings one at a time and choose an option for each."""
+    from services.rem.actions import answer
+    from services.rem.findings import FindingStore
+
+    context = _context(state)
+    findings = FindingStore(context.service.store)
+    given = dict(item.split("=", 1) for item in answers if "=" in item)
+    pending = [f for f in findings.pending() if not given or f.id in given]
+    if not pending:
+        click.echo("nothing to review")
+        return
+    for number, finding in enumerate(pending, 1):
+        if finding.id in given:
+            choice = given[finding.id]
+        else:
+            click.echo(f"\n[{number}/{len(pending)}] {finding.kind}: {finding.summary}")
+            for memory_id in finding.memory_ids:
+                memory = context.service.store.get(memory_id)
+                click.echo(f"  - {memory_id} ({memory.type.value}): {memory.content[:160]}")
+            for option in finding.options:
+                mark = " (recommended)" if option.name == finding.recommended else ""
+                click.echo(f"  {option.name}{mark}: {option.action}")
+            names = [o.name for o in finding.options]
+            choice = click.prompt("choose", type=click.Choice(names), default=finding.recommended)
+        changed = answer(context.service, findings, finding, choice)
+        click.echo(f"{finding.id}: {choice}" + (" (applied)" if changed else ""))

@@ -1,0 +1,1 @@
+"""The REM cycle: consolidation operations that propose findings for the user to review."""

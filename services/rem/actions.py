@@ -1,0 +1,66 @@
+"""Answering a finding: the chosen option's action and the answer, in one SQLite
+transaction, so an interrupted answer leaves both as they were. Vectors of changed
+memories are re-queued and follow (the store is the source of truth)."""
+
+from __future__ import annotations
+
+from services.errors import UserInputError
+from services.memory_service import MemoryService
+from services.rem.findings import Finding, FindingStore, Status
+from services.types import Tier
+
+
+def link(service: MemoryService, source: str, target: str, kind: str) -> None:
+    from services.memory import now_iso
+
+    service.store.database.execute_sql(
+        "INSERT OR IGNORE INTO memory_link (source, target, kind, created_at) VALUES (?,?,?,?)",
+        [source, target, kind, now_iso()],
+    )
+
+
+def answer(service: MemoryService, findings: FindingStore, finding: Finding, option: str) -> bool:
+    """Apply `option` to `finding`. Returns True when memories changed. `skip` leaves the
+    finding open."""
+    finding.option(option)  # a clear error for an unknown option
+    if finding.status is not Status.PENDING:
+        raise UserInputError(f"finding {finding.id} was already answered ({finding.answer})")
+    if option == "skip":
+        return False
+    with service.store.writing():
+        changed = _apply(service, finding, option)
+        findings.mark_answered(finding, option, applied=changed)
+    return changed
+
+
+def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
+    if finding.op == "duplicates" and option == "merge":
+        return _merge(service, finding)
+    if option in ("keep_both", "keep", "dismiss"):
+        return False
+    raise UserInputError(f"no action for option {option!r} of a {finding.op} finding")
+
+
+def _merge(service: MemoryService, finding: Finding) -> bool:
+    store = service.store
+    present = store.get_many(finding.memory_ids)
+    if len(present) < 2:
+        return False  # already merged or deleted since the finding was made
+    keep_id = finding.detail.get("keep")
+    if keep_id not in present:
+        from services.rem.duplicates import keeper
+
+        keep_id = keeper(list(present.values())).id
+    kept = present[keep_id]
+    tags = list(dict.fromkeys([*kept.tags, *(t for m in present.values() for t in m.tags)]))
+    refs = list(
+        dict.fromkeys([*kept.file_refs, *(r for m in present.values() for r in m.file_refs)])
+    )
+    if tags != kept.tags or refs != kept.file_refs:
+        service.edit(keep_id, {"tags": tags, "file_refs": refs}, embed=False)
+    for memory_id in present:
+        if memory_id == keep_id:
+            continue
+        store.update(memory_id, {"superseded_by": keep_id, "tier": Tier.ARCHIVED.value})
+        link(service, keep_id, memory_id, "consolidates")
+    return True

@@ -1,0 +1,125 @@
+"""Running consolidation operations: each is independent, records what ran and when
+(`rem_run`), and stores its findings; `auto` applies the recommended option of each new
+finding (headless use), `dry_run` stores and changes nothing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.memory import now_iso
+from services.memory_service import MemoryService
+from services.rem.actions import answer
+from services.rem.duplicates import duplicate_findings, find_duplicates
+from services.rem.findings import Finding, FindingStore
+from services.vectors import VectorIndex
+
+Operation = Callable[["RemContext"], list[Finding]]
+
+
+@dataclass
+class RemContext:
+    service: MemoryService
+    vectors: VectorIndex
+    model_id: str
+    project: str | None = None
+
+
+def duplicates_operation(context: RemContext) -> list[Finding]:
+    pairs = find_duplicates(
+        context.service.store, context.vectors, context.model_id, context.project
+    )
+    ids = sorted({i for p in pairs for i in (p.a, p.b)})
+    memories = context.service.store.get_many(ids)
+    return duplicate_findings(pairs, memories)
+
+
+OPERATIONS: dict[str, Operation] = {"duplicates": duplicates_operation}
+
+
+@dataclass
+class OperationReport:
+    op: str
+    seconds: float
+    findings: list[Finding] = field(default_factory=list)
+    applied: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+            "applied": self.applied,
+            "findings": [
+                {
+                    "id": f.id,
+                    "kind": f.kind,
+                    "memory_ids": f.memory_ids,
+                    "recommended": f.recommended,
+                    "summary": f.summary,
+                }
+                for f in self.findings
+            ],
+        }
+
+
+def run_operations(
+    context: RemContext,
+    ops: list[str] | None = None,
+    auto: bool = False,
+    dry_run: bool = False,
+) -> list[OperationReport]:
+    from services.errors import UserInputError
+
+    names = ops or list(OPERATIONS)
+    unknown = [n for n in names if n not in OPERATIONS]
+    if unknown:
+        raise UserInputError(
+            f"unknown operation(s) {', '.join(unknown)} (choose from: {', '.join(OPERATIONS)})"
+        )
+    store = context.service.store
+    findings = FindingStore(store)
+    reports: list[OperationReport] = []
+    for name in names:
+        started_at = now_iso()
+        started = time.perf_counter()
+        report = OperationReport(name, 0.0)
+        try:
+            found = OPERATIONS[name](context)
+            report.findings = found if dry_run else findings.save(found)
+            if auto and not dry_run:
+                for finding in report.findings:
+                    if answer(context.service, findings, finding, finding.recommended):
+                        report.applied += 1
+        except Exception as error:  # one failing operation must not stop the others
+            report.error = f"{type(error).__name__}: {error}"
+        report.seconds = time.perf_counter() - started
+        if not dry_run:
+            with store.writing():
+                store.database.execute_sql(
+                    "INSERT INTO rem_run (op, started_at, seconds, findings, status, note) "
+                    "VALUES (?,?,?,?,?,?)",
+                    [
+                        name,
+                        started_at,
+                        report.seconds,
+                        len(report.findings),
+                        "failed" if report.error else "done",
+                        report.error,
+                    ],
+                )
+        reports.append(report)
+    return reports
+
+
+def last_runs(context: RemContext) -> dict[str, dict[str, Any]]:
+    rows = context.service.store.database.execute_sql(
+        "SELECT op, max(started_at), seconds, findings, status FROM rem_run GROUP BY op"
+    ).fetchall()
+    return {
+        str(op): {"at": at, "seconds": seconds, "findings": count, "status": status}
+        for op, at, seconds, count, status in rows
+    }

@@ -1,0 +1,136 @@
+"""REM duplicates: detection rules, findings, answering (merge is atomic and never
+deletes), and not proposing the same thing twice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.rem.actions import answer
+from services.rem.cycle import RemContext, run_operations
+from services.rem.duplicates import numbers, same_fact, similar_pairs
+from services.rem.findings import FindingStore, Status
+from services.types import Tier, UsageEvent
+from tests.services.builders import make_memory
+
+
+def test_the_checks_tell_paraphrases_from_look_alikes() -> None:
+    a = make_memory("`SplitField` rejects payloads larger than 2 MB.", type="constraint")
+    same = make_memory("Payloads over 2 MB are refused by `SplitField`.", type="constraint")
+    changed = make_memory("`SplitField` accepts up to 1 MB now instead of 2 MB.", type="constraint")
+    other_type = make_memory("Fixed: `SplitField` rejects payloads larger than 2 MB.", type="fix")
+    other_name = make_memory("`JoinField` rejects payloads larger than 2 MB.", type="constraint")
+    assert same_fact(a, same)
+    assert not same_fact(a, changed)
+    assert not same_fact(a, other_type)
+    assert not same_fact(a, other_name)
+
+
+def test_numbers_ignore_names_and_articles() -> None:
+    memory = make_memory("Read UTF-8 one by one; retry three times, wait 30 s, v2 API.")
+    assert numbers(memory) == {"3", "30s"}
+
+
+def test_similar_pairs_uses_cosine() -> None:
+    memories = [make_memory(f"m{n}", id=f"m{n}") for n in range(3)]
+    vectors = {
+        "m0": np.array([1.0, 0.0]),
+        "m1": np.array([0.95, 0.31]),  # cos ≈ 0.95 with m0
+        "m2": np.array([0.0, 1.0]),
+    }
+    pairs = list(similar_pairs(memories, vectors, 0.9))
+    assert [(a, b) for a, b, _ in pairs] == [("m0", "m1")]
+
+
+@pytest.fixture
+def context(engram: object) -> RemContext:
+    return RemContext(
+        engram.service,  # type: ignore[attr-defined]
+        engram.vectors,  # type: ignore[attr-defined]
+        engram.embedder.model_id,  # type: ignore[attr-defined]
+    )
+
+
+def add(context: RemContext, memory_id: str, content: str, **fields: object) -> None:
+    context.service.add({"id": memory_id, "content": content, "project": "p", **fields})
+
+
+def test_exact_duplicates_are_found_and_merged_without_deleting(context: RemContext) -> None:
+    add(context, "a", "Deploys happen on Tuesdays.", tags=["deploy"])
+    add(context, "b", "Deploys happen on Tuesdays.", tags=["release"], file_refs=["ops/**"])
+    add(context, "c", "Deploys happen on Tuesdays.")
+    add(context, "other", "Releases are tagged vX.Y.Z.")
+    context.service.store.record_usage(["b"], UsageEvent.CITED)
+    (report,) = run_operations(context, ["duplicates"])
+    (finding,) = report.findings
+    assert finding.kind == "exact_duplicate" and finding.memory_ids == ["a", "b", "c"]
+    assert finding.recommended == "merge" and finding.detail["keep"] == "b"  # the cited one
+
+    findings = FindingStore(context.service.store)
+    assert answer(context.service, findings, finding, "merge")
+    store = context.service.store
+    kept = store.get("b")
+    assert set(kept.tags) == {"deploy", "release"} and kept.file_refs == ["ops/**"]
+    for merged in ("a", "c"):
+        memory = store.get(merged)  # still there: archived, superseded by the keeper
+        assert memory.tier is Tier.ARCHIVED and memory.superseded_by == "b"
+    assert findings.get(finding.id).status is Status.APPLIED
+    links = store.database.execute_sql("SELECT source, target, kind FROM memory_link").fetchall()
+    assert sorted(links) == [("b", "a", "consolidates"), ("b", "c", "consolidates")]
+    # Nothing more to propose: the merged ones are archived, the finding is answered.
+    (again,) = run_operations(context, ["duplicates"])
+    assert again.findings == []
+
+
+def test_keep_both_is_remembered_and_skip_leaves_it_open(context: RemContext) -> None:
+    add(context, "a", "Use UTC in the database.")
+    add(context, "b", "Use UTC in the database.")
+    findings = FindingStore(context.service.store)
+    (report,) = run_operations(context, ["duplicates"])
+    (finding,) = report.findings
+    assert not answer(context.service, findings, finding, "skip")
+    assert findings.get(finding.id).status is Status.PENDING
+    assert not answer(context.service, findings, finding, "keep_both")
+    assert findings.get(finding.id).status is Status.DISMISSED
+    (again,) = run_operations(context, ["duplicates"])
+    assert again.findings == []  # not proposed again
+    assert context.service.store.get("a").tier is Tier.WARM
+
+
+def test_a_failing_merge_changes_nothing(
+    context: RemContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add(context, "a", "Cache for 60 s.")
+    add(context, "b", "Cache for 60 s.")
+    findings = FindingStore(context.service.store)
+    (finding,) = run_operations(context, ["duplicates"])[0].findings
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr("services.rem.actions.link", broken)
+    with pytest.raises(RuntimeError):
+        answer(context.service, findings, finding, "merge")
+    store = context.service.store
+    assert store.get("a").tier is Tier.WARM and store.get("a").superseded_by is None
+    assert store.get("b").superseded_by is None
+    assert findings.get(finding.id).status is Status.PENDING
+
+
+def test_dry_run_stores_nothing_and_auto_applies(context: RemContext) -> None:
+    add(context, "a", "Retry three times.")
+    add(context, "b", "Retry three times.")
+    (dry,) = run_operations(context, ["duplicates"], dry_run=True)
+    assert len(dry.findings) == 1
+    assert FindingStore(context.service.store).pending() == []
+    (auto,) = run_operations(context, ["duplicates"], auto=True)
+    assert auto.applied == 1
+    superseded = [m for m in ("a", "b") if context.service.store.get(m).superseded_by]
+    assert len(superseded) == 1
+
+
+def test_unknown_operation_is_a_clear_error(context: RemContext) -> None:
+    from services.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="choose from: duplicates"):
+        run_operations(context, ["dreaming"])
