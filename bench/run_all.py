@@ -25,6 +25,7 @@ STEPS = [
     ["prediction.py", "--sizes", "2000", "10000"],
     ["token_count.py"],
     ["startup.py"],
+    ["duplicates.py"],
 ]
 
 if __name__ == "__main__":

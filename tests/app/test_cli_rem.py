@@ -1,0 +1,48 @@
+"""`engram rem`: run (JSON contract, dry run, auto), report and review."""
+
+from __future__ import annotations
+
+from tests.app.conftest import EngramCli
+
+
+def seed(cli: EngramCli) -> None:
+    for memory_id in ("d1", "d2"):
+        cli.add("Deploys happen on Tuesdays.", "--project", "shop", "--id", memory_id)
+    cli.add("Money is stored in cents.", "--project", "shop", "--id", "other")
+
+
+def test_run_json_contract_and_review(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    dry = engram_cli.json("rem", "run", "--dry-run")
+    (operation,) = dry["operations"]
+    assert operation["op"] == "duplicates" and operation["seconds"] >= 0
+    (finding,) = operation["findings"]
+    assert finding["memory_ids"] == ["d1", "d2"] and finding["recommended"] == "merge"
+    assert engram_cli.json("rem", "report")["pending"] == []  # dry run stored nothing
+
+    run = engram_cli.json("rem", "run", "--op", "duplicates")
+    finding_id = run["operations"][0]["findings"][0]["id"]
+    report = engram_cli.json("rem", "report")
+    assert [f["id"] for f in report["pending"]] == [finding_id]
+    assert report["last_runs"]["duplicates"]["findings"] == 1
+
+    result = engram_cli.ok("rem", "review", "--answer", f"{finding_id}=merge")
+    assert "(applied)" in result.stdout
+    shown = [engram_cli.json("show", m) for m in ("d1", "d2")]
+    assert sum(1 for m in shown if m.get("superseded_by")) == 1
+    assert engram_cli.json("rem", "report")["pending"] == []
+
+
+def test_interactive_review_takes_the_recommended_default(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    engram_cli.ok("rem", "run")
+    result = engram_cli.ok("rem", "review", input="\n")
+    assert "merge (recommended)" in result.stdout and "(applied)" in result.stdout
+
+
+def test_auto_applies_and_unknown_op_is_refused(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    auto = engram_cli.json("rem", "run", "--auto")
+    assert auto["operations"][0]["applied"] == 1
+    bad = engram_cli("rem", "run", "--op", "nap")
+    assert bad.exit_code == 2 and "unknown operation" in bad.stderr
