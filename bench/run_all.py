@@ -26,6 +26,7 @@ STEPS = [
     ["token_count.py"],
     ["startup.py"],
     ["duplicates.py"],
+    ["staleness.py"],
 ]
 
 if __name__ == "__main__":

@@ -9,11 +9,16 @@ import click
 from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state
 
 
-def _context(state: CliState, project: str | None = None) -> Any:
+def _context(state: CliState, project: str | None = None, as_of: str | None = None) -> Any:
     from services.rem.cycle import RemContext
 
+    now = None
+    if as_of is not None:
+        from app.cli.memories import parse_date
+
+        now = parse_date(as_of, "--as-of")
     engram = state.engram()
-    return RemContext(engram.service, engram.vectors, engram.embedder.model_id, project)
+    return RemContext(engram.service, engram.vectors, engram.embedder.model_id, project, now)
 
 
 @cli.group()
@@ -26,6 +31,7 @@ def rem() -> None:
 @click.option("--project", "-p", default=None, help="Only this project.")
 @click.option("--auto", is_flag=True, help="Apply each finding's recommended option.")
 @click.option("--dry-run", is_flag=True, help="Report findings; store and change nothing.")
+@click.option("--as-of", help="Judge ages and use as of this time (replays, benchmarks).")
 @json_option
 @pass_state
 @handle_errors
@@ -35,12 +41,14 @@ def run(
     project: str | None,
     auto: bool,
     dry_run: bool,
+    as_of: str | None,
     as_json: bool,
 ) -> None:
-    """Run consolidation operations now."""
+    """Run consolidation operations now (retention, staleness, duplicates)."""
     from services.rem.cycle import run_operations
 
-    reports = run_operations(_context(state, project), list(ops) or None, auto, dry_run)
+    context = _context(state, project, as_of)
+    reports = run_operations(context, list(ops) or None, auto, dry_run)
     if as_json:
         emit_json({"dry_run": dry_run, "auto": auto, "operations": [r.to_dict() for r in reports]})
         return

@@ -36,6 +36,8 @@ def answer(service: MemoryService, findings: FindingStore, finding: Finding, opt
 def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
     if finding.op == "duplicates" and option == "merge":
         return _merge(service, finding)
+    if option == "archive":
+        return _archive(service, finding)
     if option in ("keep_both", "keep", "dismiss"):
         return False
     raise UserInputError(f"no action for option {option!r} of a {finding.op} finding")
@@ -64,3 +66,13 @@ def _merge(service: MemoryService, finding: Finding) -> bool:
         store.update(memory_id, {"superseded_by": keep_id, "tier": Tier.ARCHIVED.value})
         link(service, keep_id, memory_id, "consolidates")
     return True
+
+
+def _archive(service: MemoryService, finding: Finding) -> bool:
+    """Archive (never delete) the finding's memories that still exist."""
+    changed = False
+    for memory_id, memory in service.store.get_many(finding.memory_ids).items():
+        if memory.tier is not Tier.ARCHIVED:
+            service.store.update(memory_id, {"tier": Tier.ARCHIVED.value})
+            changed = True
+    return changed

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from services.memory import now_iso
@@ -25,6 +26,8 @@ class RemContext:
     vectors: VectorIndex
     model_id: str
     project: str | None = None
+    now: datetime | None = None  # the cycle's "now" (benchmarks replay a fixed date)
+    notes: dict[str, Any] = field(default_factory=dict)
 
 
 def duplicates_operation(context: RemContext) -> list[Finding]:
@@ -36,7 +39,25 @@ def duplicates_operation(context: RemContext) -> list[Finding]:
     return duplicate_findings(pairs, memories)
 
 
-OPERATIONS: dict[str, Operation] = {"duplicates": duplicates_operation}
+def retention_operation(context: RemContext) -> list[Finding]:
+    """Tiers from retention, applied at once (no findings)."""
+    from services.rem.retention import apply_tiers
+
+    context.notes["retention"] = apply_tiers(context.service.store, context.now)
+    return []
+
+
+def staleness_operation(context: RemContext) -> list[Finding]:
+    from services.rem.retention import staleness_findings
+
+    return staleness_findings(context.service.store, context.now)
+
+
+OPERATIONS: dict[str, Operation] = {
+    "retention": retention_operation,
+    "staleness": staleness_operation,
+    "duplicates": duplicates_operation,
+}
 
 
 @dataclass
@@ -46,6 +67,7 @@ class OperationReport:
     findings: list[Finding] = field(default_factory=list)
     applied: int = 0
     error: str | None = None
+    changes: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +75,7 @@ class OperationReport:
             "seconds": round(self.seconds, 3),
             "error": self.error,
             "applied": self.applied,
+            "changes": self.changes,
             "findings": [
                 {
                     "id": f.id,
@@ -88,7 +111,8 @@ def run_operations(
         started = time.perf_counter()
         report = OperationReport(name, 0.0)
         try:
-            found = OPERATIONS[name](context)
+            found = OPERATIONS[name](context) if not (dry_run and name == "retention") else []
+            report.changes = context.notes.pop(name, {})
             report.findings = found if dry_run else findings.save(found)
             if auto and not dry_run:
                 for finding in report.findings:
