@@ -14,8 +14,10 @@ def seed(cli: EngramCli) -> None:
 def test_run_json_contract_and_review(engram_cli: EngramCli) -> None:
     seed(engram_cli)
     dry = engram_cli.json("rem", "run", "--dry-run")
-    (operation,) = dry["operations"]
-    assert operation["op"] == "duplicates" and operation["seconds"] >= 0
+    by_op = {o["op"]: o for o in dry["operations"]}
+    assert list(by_op) == ["retention", "staleness", "duplicates"]  # all, in order
+    operation = by_op["duplicates"]
+    assert operation["seconds"] >= 0 and by_op["staleness"]["findings"] == []  # all new
     (finding,) = operation["findings"]
     assert finding["memory_ids"] == ["d1", "d2"] and finding["recommended"] == "merge"
     assert engram_cli.json("rem", "report")["pending"] == []  # dry run stored nothing
@@ -43,6 +45,7 @@ def test_interactive_review_takes_the_recommended_default(engram_cli: EngramCli)
 def test_auto_applies_and_unknown_op_is_refused(engram_cli: EngramCli) -> None:
     seed(engram_cli)
     auto = engram_cli.json("rem", "run", "--auto")
-    assert auto["operations"][0]["applied"] == 1
+    by_op = {o["op"]: o for o in auto["operations"]}
+    assert by_op["duplicates"]["applied"] == 1
     bad = engram_cli("rem", "run", "--op", "nap")
     assert bad.exit_code == 2 and "unknown operation" in bad.stderr
