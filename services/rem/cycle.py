@@ -115,7 +115,11 @@ def run_operations(
             report.changes = context.notes.pop(name, {})
             report.findings = found if dry_run else findings.save(found)
             if auto and not dry_run:
-                for finding in report.findings:
+                # Every pending finding of this operation, also those an interrupted
+                # earlier run stored but did not get to.
+                for finding in findings.pending(name):
+                    if finding.recommended == "skip":
+                        continue
                     if answer(context.service, findings, finding, finding.recommended):
                         report.applied += 1
         except Exception as error:  # one failing operation must not stop the others

@@ -132,5 +132,5 @@ def test_dry_run_stores_nothing_and_auto_applies(context: RemContext) -> None:
 def test_unknown_operation_is_a_clear_error(context: RemContext) -> None:
     from services.errors import UserInputError
 
-    with pytest.raises(UserInputError, match="choose from: duplicates"):
+    with pytest.raises(UserInputError, match="choose from: retention, staleness, duplicates"):
         run_operations(context, ["dreaming"])
