@@ -151,6 +151,24 @@ class Desktop:
         consent = bool(engram.settings.get("profile.consent"))
         return ProfileStore(engram.service).save(fields, consent)
 
+    # --- consolidation findings ---------------------------------------------------------
+
+    def pending_findings(self) -> list[Any]:
+        from services.rem.findings import FindingStore
+
+        return FindingStore(self.engram.store).pending()
+
+    def finding_memories(self, finding: Any) -> list[Memory]:
+        found = self.engram.store.get_many(finding.memory_ids)
+        return [found[i] for i in finding.memory_ids if i in found]
+
+    def answer_finding(self, finding: Any, option: str) -> bool:
+        from services.rem.actions import answer
+        from services.rem.findings import FindingStore
+
+        engram = self.engram
+        return answer(engram.service, FindingStore(engram.store), finding, option)
+
     def reopen(self) -> None:
         """Close the services; the next use opens them with the current settings (a new
         embedding model, another vector store)."""

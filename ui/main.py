@@ -59,6 +59,7 @@ class DesktopApp(QObject):
         self.browser: Any = None
         self.profile_panel: Any = None
         self.add_dialog: Any = None
+        self.review_dialog: Any = None
         self.paused = False
         self.watch_enabled = watch
         self.throttle = MessageThrottle()
@@ -73,6 +74,7 @@ class DesktopApp(QObject):
             settings=self.open_settings,
             profile=self.open_profile,
             browser=self.open_browser,
+            review=self.open_review,
             quit=self.quit,
         )
         tray_available = QSystemTrayIcon.isSystemTrayAvailable() if use_tray is None else use_tray
@@ -92,6 +94,7 @@ class DesktopApp(QObject):
         QGuiApplication.clipboard().dataChanged.connect(self._clipboard_changed)
         if watch:
             QTimer.singleShot(0, self.start_watching)
+            QTimer.singleShot(0, self.check_findings)
 
     def _project(self) -> str | None:
         engine = getattr(self.desktop, "_engine", None)
@@ -235,6 +238,32 @@ class DesktopApp(QObject):
         self.profile_panel.show()
         self.profile_panel.raise_()
         self.profile_panel.load()
+
+    def open_review(self) -> None:
+        from ui.review_dialog import ReviewDialog
+
+        if self.review_dialog is None:
+            self.review_dialog = ReviewDialog(self.desktop, self.runner)
+            self.review_dialog.remaining.connect(self._findings_waiting)
+        self.review_dialog.show()
+        self.review_dialog.raise_()
+        self.review_dialog.load()
+
+    def check_findings(self) -> None:
+        """Say (icon and one notification) when consolidation findings wait."""
+        self.runner.run(lambda: len(self.desktop.pending_findings()), self._findings_waiting)
+
+    def _findings_waiting(self, count: int) -> None:
+        if count:
+            text = f"{count} consolidation finding(s) wait for your review"
+            self.presence.set_state(IconState.ATTENTION, text)
+            admitted = self.throttle.admit(text)
+            if admitted is not None:
+                self.presence.notify("Engram", admitted + " (menu: Review findings…)")
+        elif (
+            self.presence.state is IconState.ATTENTION if isinstance(self.presence, Tray) else False
+        ):
+            self.presence.set_state(IconState.IDLE)
 
     def open_add_memory(self) -> None:
         from ui.add_dialog import AddMemoryDialog

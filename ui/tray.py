@@ -51,6 +51,7 @@ class TrayActions:
     settings: Callable[[], None]
     profile: Callable[[], None]
     browser: Callable[[], None]
+    review: Callable[[], None]
     quit: Callable[[], None]
 
 
@@ -68,6 +69,7 @@ def build_menu(actions: TrayActions, parent: QWidget | None = None) -> tuple[QMe
     menu.addAction("Settings…", actions.settings)
     menu.addAction("Consent and profile…", actions.profile)
     menu.addAction("Memory browser…", actions.browser)
+    menu.addAction("Review findings…", actions.review)
     menu.addSeparator()
     menu.addAction("Quit Engram", actions.quit)
     return menu, pause
@@ -148,6 +150,7 @@ class ActionsWindow(QWidget):
             ("Settings…", actions.settings),
             ("Consent and profile…", actions.profile),
             ("Memory browser…", actions.browser),
+            ("Review findings…", actions.review),
             ("Quit Engram", actions.quit),
         ):
             button = QPushButton(label)

@@ -166,7 +166,7 @@ def _no_actions() -> TrayActions:
     def nothing() -> None:
         return None
 
-    return TrayActions(*([nothing] * 8))
+    return TrayActions(*([nothing] * 9))
 
 
 def shoot_actions_window() -> None:

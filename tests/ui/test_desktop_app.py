@@ -48,6 +48,7 @@ def test_without_a_tray_a_window_offers_the_actions(desktop_app: DesktopApp) -> 
         "Settings…",
         "Consent and profile…",
         "Memory browser…",
+        "Review findings…",
         "Quit Engram",
     }
     assert NO_TRAY_NOTICE in desktop_app.started_with  # type: ignore[attr-defined]
@@ -138,7 +139,7 @@ def test_menu_opens_browser_profile_and_add(qtbot: Any, desktop_app: DesktopApp)
 def test_the_tray_menu_has_every_action(qtbot: Any) -> None:
     from ui.tray import TrayActions, build_menu
 
-    actions = TrayActions(*([lambda: None] * 8))
+    actions = TrayActions(*([lambda: None] * 9))
     menu, pause = build_menu(actions)
     labels = [a.text() for a in menu.actions() if not a.isSeparator()]
     assert labels == [
@@ -149,6 +150,7 @@ def test_the_tray_menu_has_every_action(qtbot: Any) -> None:
         "Settings…",
         "Consent and profile…",
         "Memory browser…",
+        "Review findings…",
         "Quit Engram",
     ]
     assert pause.text() == "Pause watching"
@@ -213,3 +215,23 @@ def test_an_error_copied_to_the_clipboard_becomes_critical_context(
         timeout=5000,
     )
     qtbot.waitUntil(lambda: "known fix" in desktop_app.presence.state_label.text(), timeout=5000)
+
+
+def test_waiting_findings_raise_attention_and_open_the_review(
+    qtbot: Any, desktop_app: DesktopApp
+) -> None:
+    from services.rem.cycle import RemContext, run_operations
+
+    engram = desktop_app.desktop.engram
+    for copy in range(2):
+        engram.service.add({"id": f"d{copy}", "project": "shop", "content": "Ship on Fridays."})
+    run_operations(
+        RemContext(engram.service, engram.vectors, engram.embedder.model_id), ["duplicates"]
+    )
+    shown: list[str] = []
+    desktop_app.presence.notify = lambda title, text: shown.append(text)  # type: ignore[method-assign]
+    desktop_app.check_findings()
+    qtbot.waitUntil(lambda: bool(shown), timeout=5000)
+    assert "1 consolidation finding(s) wait" in shown[0]
+    desktop_app.presence.buttons["Review findings…"].click()
+    qtbot.waitUntil(lambda: desktop_app.review_dialog.current is not None, timeout=5000)

@@ -1,0 +1,61 @@
+"""The review dialog walks through findings with their options as buttons."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.composition import open_engram
+from app.desktop import Desktop
+from app.tasks import TaskRunner
+from services.rem.cycle import RemContext, run_operations
+from tests.fakes import HashEmbedder
+from ui.review_dialog import ReviewDialog
+
+
+@pytest.fixture
+def dialog(qtbot: Any, data_dir: Path) -> Iterator[tuple[ReviewDialog, Desktop]]:
+    engram = open_engram(data_dir, embedder=HashEmbedder())
+    for group, text in enumerate(["Deploy on Tuesdays.", "Cache for 60 s."]):
+        for copy in range(2):
+            engram.service.add({"id": f"g{group}-{copy}", "project": "p", "content": text})
+    run_operations(
+        RemContext(engram.service, engram.vectors, engram.embedder.model_id), ["duplicates"]
+    )
+    desktop = Desktop(data_dir, engram)
+    runner = TaskRunner()
+    widget = ReviewDialog(desktop, runner)
+    qtbot.addWidget(widget)
+    widget.show()
+    widget.load()
+    qtbot.waitUntil(lambda: widget.current is not None, timeout=5000)
+    yield widget, desktop
+    runner.shutdown()
+    desktop.close()
+
+
+def test_options_are_buttons_recommended_first(dialog: Any) -> None:
+    widget, _ = dialog
+    assert list(widget.option_buttons) == ["merge", "keep_both", "skip"]
+    assert widget.option_buttons["merge"].isDefault()
+    assert "1 of 2" in widget.heading.text()
+    assert "Deploy on Tuesdays." in widget.body.toPlainText() or "Cache for 60 s." in (
+        widget.body.toPlainText()
+    )
+
+
+def test_answering_applies_and_moves_on(qtbot: Any, dialog: Any) -> None:
+    widget, desktop = dialog
+    first = widget.current.id
+    widget.option_buttons["skip"].click()
+    qtbot.waitUntil(lambda: widget.current is not None and widget.current.id != first, timeout=5000)
+    widget.option_buttons["merge"].click()
+    qtbot.waitUntil(lambda: widget.current is None, timeout=5000)
+    assert "1 skipped for later" in widget.heading.text()
+    assert len(desktop.pending_findings()) == 1  # the skipped one stays open
+    store = desktop.engram.store
+    merged = [m for m in store.all_ids() if store.get(m).superseded_by]
+    assert len(merged) == 1
