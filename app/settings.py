@@ -17,6 +17,7 @@ from services.errors import UserInputError
 from services.watch_rules import DEFAULT_SECRET_PATTERNS
 
 SETTINGS_FILE = "settings.json"
+LLM_PROVIDERS = ("embedded", "gguf", "openai")
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Setting:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    each_of: tuple[str, ...] = ()  # a comma-separated list of these (or empty)
 
     @property
     def env_var(self) -> str:
@@ -58,6 +60,15 @@ class Setting:
             raise UserInputError(
                 f"{self.key}: {raw!r} is not a valid {self.type.__name__}"
             ) from None
+        if self.each_of:
+            items = [item.strip() for item in value.split(",") if item.strip()]
+            unknown = [item for item in items if item not in self.each_of]
+            if unknown:
+                raise UserInputError(
+                    f"{self.key}: {', '.join(map(repr, unknown))} not among "
+                    f"{', '.join(self.each_of)} (a comma-separated list)"
+                )
+            value = ",".join(dict.fromkeys(items))
         if self.choices and value not in self.choices:
             raise UserInputError(f"{self.key}: {value!r} is not one of {', '.join(self.choices)}")
         if self.minimum is not None and value < self.minimum:
@@ -84,6 +95,47 @@ SCHEMA: tuple[Setting, ...] = (
         "(provider openai; its API key is kept in the system keyring)",
     ),
     Setting("embedder.openai_model", str, "", "Model name sent to the endpoint"),
+    Setting(
+        "llm.provider",
+        str,
+        "embedded",
+        "Language model for consolidation (summaries, duplicate and contradiction checks): "
+        "the embedded SmolLM2, a GGUF file, or an OpenAI-compatible endpoint",
+        choices=LLM_PROVIDERS,
+    ),
+    Setting("llm.gguf_path", str, "", "Path of the GGUF chat model file (provider gguf)"),
+    Setting(
+        "llm.openai_url",
+        str,
+        "",
+        "Base URL of an OpenAI-compatible chat server, e.g. http://127.0.0.1:1234/v1 "
+        "(provider openai; its API key is kept in the system keyring: "
+        "`engram config set-key llm.openai`)",
+    ),
+    Setting("llm.openai_model", str, "", "Chat model name sent to the endpoint"),
+    Setting(
+        "llm.fallback",
+        str,
+        "",
+        "Providers tried, in order, when the first one is unavailable (comma-separated, "
+        "e.g. openai,embedded)",
+        each_of=LLM_PROVIDERS,
+    ),
+    Setting(
+        "llm.timeout_s",
+        int,
+        60,
+        "Longest a single language model call may take, in seconds",
+        minimum=1,
+        maximum=3600,
+    ),
+    Setting(
+        "llm.idle_unload_s",
+        int,
+        300,
+        "Unload the language model after this many idle seconds (0: keep it loaded)",
+        minimum=0,
+    ),
     Setting(
         "vectors.backend",
         str,

@@ -260,9 +260,7 @@ class DesktopApp(QObject):
             admitted = self.throttle.admit(text)
             if admitted is not None:
                 self.presence.notify("Engram", admitted + " (menu: Review findings…)")
-        elif (
-            self.presence.state is IconState.ATTENTION if isinstance(self.presence, Tray) else False
-        ):
+        elif getattr(self.presence, "state", None) is IconState.ATTENTION:
             self.presence.set_state(IconState.IDLE)
 
     def open_add_memory(self) -> None:

@@ -175,7 +175,7 @@ def config_set(state: CliState, key: str, value: str, as_json: bool) -> None:
 
 
 @config.command(name="set-key")
-@click.argument("name", type=click.Choice(["embedder.openai"]))
+@click.argument("name", type=click.Choice(["embedder.openai", "llm.openai"]))
 @json_option
 @pass_state
 @handle_errors
