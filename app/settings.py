@@ -334,6 +334,14 @@ SCHEMA: tuple[Setting, ...] = (
         minimum=2,
     ),
     Setting(
+        "rem.session_gap_minutes",
+        float,
+        30.0,
+        "Idle minutes that end a work session (consolidation schedules count sessions)",
+        minimum=1.0,
+        maximum=24 * 60.0,
+    ),
+    Setting(
         "chunking.enabled",
         bool,
         True,

@@ -32,6 +32,7 @@ def rem() -> None:
 @click.option("--auto", is_flag=True, help="Apply each finding's recommended option.")
 @click.option("--dry-run", is_flag=True, help="Report findings; store and change nothing.")
 @click.option("--as-of", help="Judge ages and use as of this time (replays, benchmarks).")
+@click.option("--due", "only_due", is_flag=True, help="Only the operations that are due.")
 @json_option
 @pass_state
 @handle_errors
@@ -42,13 +43,21 @@ def run(
     auto: bool,
     dry_run: bool,
     as_of: str | None,
+    only_due: bool,
     as_json: bool,
 ) -> None:
     """Run consolidation operations now (retention, staleness, duplicates)."""
-    from services.rem.cycle import run_operations
+    from services.rem.cycle import OPERATIONS, run_operations
 
     context = _context(state, project, as_of)
-    reports = run_operations(context, list(ops) or None, auto, dry_run)
+    selected = list(ops) or list(OPERATIONS)
+    if only_due:
+        from services.rem.schedule import due_operations
+
+        gap = float(state.engram().settings.get("rem.session_gap_minutes"))
+        dues = due_operations(context.service.store, selected, context.now, gap)
+        selected = [d.op for d in dues if d.due]
+    reports = run_operations(context, selected, auto, dry_run) if selected else []
     if as_json:
         emit_json({"dry_run": dry_run, "auto": auto, "operations": [r.to_dict() for r in reports]})
         return
@@ -58,6 +67,26 @@ def run(
         click.echo(f"{report.op}: {status}{applied} ({report.seconds:.2f} s)")
         for finding in report.findings[:20]:
             click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
+
+
+@rem.command(name="status")
+@json_option
+@pass_state
+@handle_errors
+def status(state: CliState, as_json: bool) -> None:
+    """Which operations are due, and why (work sessions and time since each last ran)."""
+    from services.rem.cycle import OPERATIONS
+    from services.rem.schedule import due_operations
+
+    context = _context(state)
+    gap = float(state.engram().settings.get("rem.session_gap_minutes"))
+    dues = due_operations(context.service.store, list(OPERATIONS), context.now, gap)
+    if as_json:
+        emit_json({"operations": [d.__dict__ for d in dues]})
+        return
+    for due in dues:
+        mark = "due" if due.due else "not due"
+        click.echo(f"{due.op:12} {mark:8} {due.reason} (last run: {due.last_run or 'never'})")
 
 
 @rem.command(name="report")

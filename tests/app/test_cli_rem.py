@@ -49,3 +49,13 @@ def test_auto_applies_and_unknown_op_is_refused(engram_cli: EngramCli) -> None:
     assert by_op["duplicates"]["applied"] == 1
     bad = engram_cli("rem", "run", "--op", "nap")
     assert bad.exit_code == 2 and "unknown operation" in bad.stderr
+
+
+def test_status_says_what_is_due(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    before = {o["op"]: o for o in engram_cli.json("rem", "status")["operations"]}
+    assert before["duplicates"]["due"] and before["duplicates"]["reason"] == "never ran"
+    engram_cli.ok("rem", "run", "--due")
+    after = {o["op"]: o for o in engram_cli.json("rem", "status")["operations"]}
+    assert not any(o["due"] for o in after.values())
+    assert engram_cli.json("rem", "run", "--due")["operations"] == []

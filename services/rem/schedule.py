@@ -1,0 +1,140 @@
+"""When each consolidation operation is due.
+
+Work is counted in work sessions: stretches of activity (memories written, memories
+retrieved, cited or used) separated by at least 30 idle minutes. Each operation has a
+session strategy — linear (every N sessions), fibonacci (at session 5, 8, 13, 21, 34…),
+logarithmic (frequent early, sparse later) — and a time interval (default 24 h) after
+which it is due anyway. What ran when lives in the `rem_run` table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from services.memory import parse_time
+from services.store import MemoryStore
+
+
+@dataclass(frozen=True)
+class Schedule:
+    kind: str  # linear, fibonacci, logarithmic, interval
+    every: int = 0  # linear: sessions between runs
+    base: float = 10.0  # logarithmic
+    scale: float = 2.0  # logarithmic
+    interval_hours: float = 24.0
+
+    def describe(self) -> str:
+        if self.kind == "linear":
+            return f"every {self.every} work sessions or {self.interval_hours:g} h"
+        if self.kind == "fibonacci":
+            return f"at work sessions 5, 8, 13, 21, 34… or every {self.interval_hours:g} h"
+        if self.kind == "logarithmic":
+            return (
+                f"logarithmic (base {self.base:g}, scale {self.scale:g}) in work sessions "
+                f"or every {self.interval_hours:g} h"
+            )
+        return f"every {self.interval_hours:g} h"
+
+
+DEFAULT_SCHEDULES: dict[str, Schedule] = {
+    "retention": Schedule("interval", interval_hours=24),
+    "staleness": Schedule("linear", every=5),
+    "duplicates": Schedule("linear", every=10),
+    "communities": Schedule("fibonacci"),
+    "extraction": Schedule("logarithmic", base=10, scale=2),
+    "context_summary": Schedule("linear", every=20),
+}
+
+
+def fibonacci_marks(limit: int) -> list[int]:
+    marks = [5, 8]
+    while marks[-1] <= limit:
+        marks.append(marks[-1] + marks[-2])
+    return marks
+
+
+def log_step(sessions: int, base: float, scale: float) -> int:
+    """The logarithmic strategy's step at `sessions`: it grows by one at 1, then ever
+    more sparsely (base 10, scale 2: sessions 1, 4, 10, 32, 100…)."""
+    if sessions < 1:
+        return 0
+    return 1 + math.floor(scale * math.log(sessions, base))
+
+
+def work_sessions(
+    store: MemoryStore, gap_minutes: float = 30.0, until: datetime | None = None
+) -> list[datetime]:
+    """Start times of the work sessions, oldest first."""
+    until = until or datetime.now(UTC)
+    rows = store.database.execute_sql(
+        "SELECT created_at FROM memory UNION ALL SELECT at FROM usage_event"
+    ).fetchall()
+    times = sorted(t for t in (parse_time(r[0]) for r in rows) if t <= until)
+    starts: list[datetime] = []
+    gap = timedelta(minutes=gap_minutes)
+    previous: datetime | None = None
+    for moment in times:
+        if previous is None or moment - previous >= gap:
+            starts.append(moment)
+        previous = moment
+    return starts
+
+
+@dataclass(frozen=True)
+class Due:
+    op: str
+    due: bool
+    reason: str
+    sessions_total: int
+    sessions_since: int
+    last_run: str | None
+
+
+def is_due(
+    op: str,
+    schedule: Schedule,
+    sessions: list[datetime],
+    last_run: datetime | None,
+    now: datetime,
+) -> Due:
+    total = len(sessions)
+    since = total if last_run is None else sum(1 for s in sessions if s > last_run)
+    at_last = total - since
+    stamp = last_run.isoformat() if last_run else None
+    if last_run is None:
+        return Due(op, True, "never ran", total, since, stamp)
+    hours = (now - last_run).total_seconds() / 3600
+    if hours >= schedule.interval_hours:
+        return Due(op, True, f"{hours:.0f} h since the last run", total, since, stamp)
+    if schedule.kind == "linear" and since >= schedule.every:
+        return Due(op, True, f"{since} work sessions since the last run", total, since, stamp)
+    if schedule.kind == "fibonacci":
+        passed = [m for m in fibonacci_marks(total) if at_last < m <= total]
+        if passed:
+            return Due(op, True, f"reached work session {passed[-1]}", total, since, stamp)
+    if schedule.kind == "logarithmic" and log_step(total, schedule.base, schedule.scale) > (
+        log_step(at_last, schedule.base, schedule.scale)
+    ):
+        return Due(op, True, f"logarithmic step at work session {total}", total, since, stamp)
+    return Due(op, False, f"not yet ({schedule.describe()})", total, since, stamp)
+
+
+def due_operations(
+    store: MemoryStore,
+    ops: list[str],
+    now: datetime | None = None,
+    gap_minutes: float = 30.0,
+    schedules: dict[str, Schedule] = DEFAULT_SCHEDULES,
+) -> list[Due]:
+    now = now or datetime.now(UTC)
+    sessions = work_sessions(store, gap_minutes, now)
+    rows = store.database.execute_sql(
+        "SELECT op, max(started_at) FROM rem_run WHERE status = 'done' GROUP BY op"
+    ).fetchall()
+    last = {str(op): parse_time(at) for op, at in rows if at}
+    return [
+        is_due(op, schedules.get(op, Schedule("interval")), sessions, last.get(op), now)
+        for op in ops
+    ]
