@@ -34,6 +34,8 @@ GROUP_TITLES = {
     "desktop": "Desktop",
     "retrieval": "Search",
     "embedder": "Embedding model",
+    "llm": "Local LLM",
+    "rem": "Consolidation",
     "vectors": "Vectors",
     "lifecycle": "Lifecycle",
     "profile": "Profile",

@@ -1,0 +1,89 @@
+"""Builds the language-model chain from the settings: `llm.provider` first, then the
+providers of `llm.fallback` in order, behind one `LLMRunner`. Nothing loads here; a
+provider that is not set up (no GGUF path, no URL) fails on first use with a message
+naming the setting, and the runner falls back to the next one.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from app.secrets import get_api_key
+from app.settings import Settings
+from services.llm.base import DEFAULT_MAX_TOKENS, LLM, LLMUnavailable
+from services.llm.runner import LLMRunner
+from services.llm.schema import JSON
+
+OPENAI_KEY_NAME = "llm.openai"
+
+
+class NotConfiguredLLM:
+    """Stands in for a provider whose settings are missing; says which ones."""
+
+    def __init__(self, provider: str, message: str) -> None:
+        self._provider = provider
+        self._message = message
+
+    @property
+    def model_id(self) -> str:
+        return f"{self._provider}:not-configured"
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        schema: JSON | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout_s: float = 60.0,
+    ) -> str:
+        raise LLMUnavailable(self._message)
+
+    def close(self) -> None:
+        pass
+
+
+def provider_chain(settings: Settings) -> list[str]:
+    """`llm.provider`, then `llm.fallback`, each once."""
+    first = str(settings.get("llm.provider"))
+    rest = [p.strip() for p in str(settings.get("llm.fallback")).split(",") if p.strip()]
+    return list(dict.fromkeys([first, *rest]))
+
+
+def build_provider(name: str, settings: Settings, cancel: threading.Event | None = None) -> LLM:
+    if name == "gguf":
+        raw = str(settings.get("llm.gguf_path"))
+        if not raw:
+            return NotConfiguredLLM(
+                "gguf", "no GGUF model file is set (`engram config set llm.gguf_path PATH`)"
+            )
+        from services.llm.llama_local import LlamaLocalLLM
+
+        return LlamaLocalLLM(Path(raw).expanduser(), cancel=cancel)
+    if name == "openai":
+        url = str(settings.get("llm.openai_url"))
+        model = str(settings.get("llm.openai_model"))
+        if not url or not model:
+            return NotConfiguredLLM(
+                "openai",
+                "the OpenAI-compatible LLM endpoint is not set up "
+                "(`engram config set llm.openai_url URL` and `llm.openai_model NAME`)",
+            )
+        from services.llm.openai_http import OpenAIChatLLM
+
+        return OpenAIChatLLM(url, model, api_key=get_api_key(OPENAI_KEY_NAME))
+    from services.llm.llama_local import LlamaLocalLLM
+
+    return LlamaLocalLLM(None, cancel=cancel)
+
+
+def build_llm_runner(settings: Settings, *, auto_unload: bool = True) -> LLMRunner:
+    cancel = threading.Event()
+    providers = [build_provider(name, settings, cancel) for name in provider_chain(settings)]
+    return LLMRunner(
+        providers,
+        timeout_s=float(settings.get("llm.timeout_s")),
+        idle_unload_s=float(settings.get("llm.idle_unload_s")),
+        cancel=cancel,
+        auto_unload=auto_unload,
+    )
