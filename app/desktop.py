@@ -169,6 +169,26 @@ class Desktop:
         engram = self.engram
         return answer(engram.service, FindingStore(engram.store), finding, option)
 
+    def run_due_operations(self, stop: Any, progress: Any) -> list[Any]:
+        """Run the due consolidation operations one at a time, stopping between them as
+        soon as `stop` (a threading.Event) is set. Recommended options are applied only
+        for operations that apply by themselves (retention); the rest become findings."""
+        from services.rem.cycle import OPERATIONS, RemContext, run_operations
+        from services.rem.schedule import due_operations
+
+        engram = self.engram
+        gap = float(engram.settings.get("rem.session_gap_minutes"))
+        dues = [d for d in due_operations(engram.store, list(OPERATIONS), None, gap) if d.due]
+        context = RemContext(engram.service, engram.vectors, engram.embedder.model_id)
+        reports: list[Any] = []
+        for number, due in enumerate(dues, 1):
+            if stop.is_set():
+                progress(f"consolidation paused after {number - 1} of {len(dues)} operations")
+                break
+            progress(f"consolidating: {due.op} ({number}/{len(dues)}; {due.reason})")
+            reports.extend(run_operations(context, [due.op]))
+        return reports
+
     def reopen(self) -> None:
         """Close the services; the next use opens them with the current settings (a new
         embedding model, another vector store)."""

@@ -342,6 +342,22 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=24 * 60.0,
     ),
     Setting(
+        "rem.idle_minutes",
+        float,
+        10.0,
+        "Minutes without activity before the tray consolidates (0 turns it off)",
+        minimum=0.0,
+        maximum=24 * 60.0,
+    ),
+    Setting(
+        "rem.max_load",
+        float,
+        1.5,
+        "Consolidate only while the 1-minute load average is below this",
+        minimum=0.0,
+        maximum=1000.0,
+    ),
+    Setting(
         "chunking.enabled",
         bool,
         True,

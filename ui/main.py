@@ -60,6 +60,8 @@ class DesktopApp(QObject):
         self.profile_panel: Any = None
         self.add_dialog: Any = None
         self.review_dialog: Any = None
+        self.consolidator: Any = None
+        self.consolidation_paused = False
         self.paused = False
         self.watch_enabled = watch
         self.throttle = MessageThrottle()
@@ -71,6 +73,7 @@ class DesktopApp(QObject):
             copy_context=self.copy_context,
             add_memory=self.open_add_memory,
             toggle_watching=self.toggle_watching,
+            toggle_consolidation=self.toggle_consolidation,
             settings=self.open_settings,
             profile=self.open_profile,
             browser=self.open_browser,
@@ -95,6 +98,8 @@ class DesktopApp(QObject):
         if watch:
             QTimer.singleShot(0, self.start_watching)
             QTimer.singleShot(0, self.check_findings)
+            QTimer.singleShot(0, self.start_consolidation)
+        self.popup.query.textChanged.connect(lambda _text: self.user_active())
 
     def _project(self) -> str | None:
         engine = getattr(self.desktop, "_engine", None)
@@ -173,7 +178,43 @@ class DesktopApp(QObject):
         if session is not None:
             self.runner.run(session.stop)
 
+    # --- consolidation while idle -----------------------------------------------------
+
+    def start_consolidation(self) -> None:
+        def read() -> tuple[float, float]:
+            settings = self.desktop.engram.settings
+            return float(settings.get("rem.idle_minutes")), float(settings.get("rem.max_load"))
+
+        self.runner.run(read, self._consolidation_settings, self._failed)
+
+    def _consolidation_settings(self, values: tuple[float, float]) -> None:
+        from app.idle import IdleConsolidator, IdleMonitor
+
+        idle_minutes, max_load = values
+        if idle_minutes <= 0:
+            return  # turned off in the settings
+        monitor = IdleMonitor(idle_minutes, max_load)
+        self.consolidator = IdleConsolidator(self.desktop.run_due_operations, self.runner, monitor)
+        self.consolidator.progress.connect(
+            lambda text: self.presence.set_state(IconState.WORKING, text)
+        )
+        self.consolidator.finished.connect(lambda _reports: self.check_findings())
+        self.consolidator.set_paused(self.consolidation_paused)
+        self.consolidator.start()
+
+    def user_active(self) -> None:
+        if self.consolidator is not None:
+            self.consolidator.user_active()
+
+    def toggle_consolidation(self) -> None:
+        self.consolidation_paused = not self.consolidation_paused
+        if self.consolidator is not None:
+            self.consolidator.set_paused(self.consolidation_paused)
+        label = "Resume consolidation" if self.consolidation_paused else "Pause consolidation"
+        self.presence.set_consolidation_label(label)
+
     def _on_report(self, line: dict[str, Any]) -> None:
+        self.user_active()
         if line.get("storm"):
             return
         what = line.get("path") or line.get("branch") or ""

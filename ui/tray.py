@@ -48,6 +48,7 @@ class TrayActions:
     copy_context: Callable[[], None]
     add_memory: Callable[[], None]
     toggle_watching: Callable[[], None]
+    toggle_consolidation: Callable[[], None]
     settings: Callable[[], None]
     profile: Callable[[], None]
     browser: Callable[[], None]
@@ -65,6 +66,8 @@ def build_menu(actions: TrayActions, parent: QWidget | None = None) -> tuple[QMe
     menu.addAction("Add memory…", actions.add_memory)
     menu.addSeparator()
     pause = menu.addAction("Pause watching", actions.toggle_watching)
+    consolidation = menu.addAction("Pause consolidation", actions.toggle_consolidation)
+    consolidation.setObjectName("consolidation")
     menu.addSeparator()
     menu.addAction("Settings…", actions.settings)
     menu.addAction("Consent and profile…", actions.profile)
@@ -102,6 +105,11 @@ class Tray(QObject):
 
     def set_paused(self, paused: bool) -> None:
         self.pause_action.setText("Resume watching" if paused else "Pause watching")
+
+    def set_consolidation_label(self, label: str) -> None:
+        action = self.menu.findChild(QAction, "consolidation")
+        if action is not None:
+            action.setText(label)
 
     def notify(self, title: str, message: str) -> None:
         self.icon.showMessage(title, message, QSystemTrayIcon.MessageIcon.Information, 4000)
@@ -147,6 +155,7 @@ class ActionsWindow(QWidget):
             ("Copy context for the current file", actions.copy_context),
             ("Add memory…", actions.add_memory),
             ("Pause watching", actions.toggle_watching),
+            ("Pause consolidation", actions.toggle_consolidation),
             ("Settings…", actions.settings),
             ("Consent and profile…", actions.profile),
             ("Memory browser…", actions.browser),
@@ -171,6 +180,9 @@ class ActionsWindow(QWidget):
 
     def set_paused(self, paused: bool) -> None:
         self.buttons["Pause watching"].setText("Resume watching" if paused else "Pause watching")
+
+    def set_consolidation_label(self, label: str) -> None:
+        self.buttons["Pause consolidation"].setText(label)
 
     def notify(self, title: str, message: str) -> None:
         self.state_label.setText(f"{title}: {message}")

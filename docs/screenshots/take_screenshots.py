@@ -166,7 +166,7 @@ def _no_actions() -> TrayActions:
     def nothing() -> None:
         return None
 
-    return TrayActions(*([nothing] * 9))
+    return TrayActions(*([nothing] * 10))
 
 
 def shoot_actions_window() -> None:

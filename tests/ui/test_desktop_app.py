@@ -45,6 +45,7 @@ def test_without_a_tray_a_window_offers_the_actions(desktop_app: DesktopApp) -> 
         "Copy context for the current file",
         "Add memory…",
         "Pause watching",
+        "Pause consolidation",
         "Settings…",
         "Consent and profile…",
         "Memory browser…",
@@ -139,7 +140,7 @@ def test_menu_opens_browser_profile_and_add(qtbot: Any, desktop_app: DesktopApp)
 def test_the_tray_menu_has_every_action(qtbot: Any) -> None:
     from ui.tray import TrayActions, build_menu
 
-    actions = TrayActions(*([lambda: None] * 9))
+    actions = TrayActions(*([lambda: None] * 10))
     menu, pause = build_menu(actions)
     labels = [a.text() for a in menu.actions() if not a.isSeparator()]
     assert labels == [
@@ -147,6 +148,7 @@ def test_the_tray_menu_has_every_action(qtbot: Any) -> None:
         "Copy context for the current file",
         "Add memory…",
         "Pause watching",
+        "Pause consolidation",
         "Settings…",
         "Consent and profile…",
         "Memory browser…",
@@ -235,3 +237,20 @@ def test_waiting_findings_raise_attention_and_open_the_review(
     assert "1 consolidation finding(s) wait" in shown[0]
     desktop_app.presence.buttons["Review findings…"].click()
     qtbot.waitUntil(lambda: desktop_app.review_dialog.current is not None, timeout=5000)
+
+
+def test_consolidation_can_be_paused_from_the_menu(qtbot: Any, desktop_app: DesktopApp) -> None:
+    button = desktop_app.presence.buttons["Pause consolidation"]
+    button.click()
+    assert desktop_app.consolidation_paused and button.text() == "Resume consolidation"
+    button.click()
+    assert not desktop_app.consolidation_paused and button.text() == "Pause consolidation"
+
+
+def test_the_tray_menu_label_follows_the_pause(qtbot: Any) -> None:
+    from ui.tray import Tray, TrayActions
+
+    tray = Tray(TrayActions(*([lambda: None] * 10)))
+    tray.set_consolidation_label("Resume consolidation")
+    labels = [a.text() for a in tray.menu.actions()]
+    assert "Resume consolidation" in labels
