@@ -179,7 +179,10 @@ class Desktop:
         engram = self.engram
         gap = float(engram.settings.get("rem.session_gap_minutes"))
         dues = [d for d in due_operations(engram.store, list(OPERATIONS), None, gap) if d.due]
-        context = RemContext(engram.service, engram.vectors, engram.embedder.model_id)
+        from app.llm import build_llm_runner
+
+        llm = build_llm_runner(engram.settings)
+        context = RemContext(engram.service, engram.vectors, engram.embedder.model_id, llm=llm)
         reports: list[Any] = []
         for number, due in enumerate(dues, 1):
             if stop.is_set():
@@ -187,6 +190,7 @@ class Desktop:
                 break
             progress(f"consolidating: {due.op} ({number}/{len(dues)}; {due.reason})")
             reports.extend(run_operations(context, [due.op]))
+        llm.close()
         return reports
 
     def reopen(self) -> None:

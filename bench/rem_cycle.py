@@ -1,14 +1,16 @@
-"""A full consolidation cycle (every operation of `engram rem run`) at 1k and 10k memories.
+"""A full consolidation cycle (retention, staleness, duplicates) at 1k and 10k memories.
 
-    python bench/rem_cycle.py [--sizes 1000 10000]
+    python bench/rem_cycle.py [--sizes 1000 10000] [--ops retention staleness duplicates]
 
 For each size: copies the embedded data folder (bench/corpus.py builds it once; embedding
 1k memories takes about a minute, 10k about 12 minutes) to a scratch folder, loads the
 corpus's usage log (`usage.jsonl`) into it as bench/staleness.py does, and times
-`engram rem run --as-of 2026-10-31T23:59:59+00:00 --json` (retention, staleness and
-duplicates; findings stored, none applied); then, on a fresh copy, the same with `--auto`
-(every recommended option applied). Reports the seconds of each operation (from the JSON),
-the CLI's wall time (process start, model and index loading included), the findings per
+`engram rem run --op retention --op staleness --op duplicates --as-of
+2026-10-31T23:59:59+00:00 --json` (findings stored, none applied); then, on a fresh copy,
+the same with `--auto` (every recommended option applied). The LLM-based operations are
+not part of the cycle measured (`--ops` adds them). Reports the seconds of each operation
+(from the JSON), the CLI's wall time (process start and opening the services included),
+the findings per
 operation and kind, what --auto applied, and how the time grows from the smallest to the
 largest size. Target: a full cycle on 1,000 memories in ≤ 2 minutes.
 """
@@ -28,6 +30,9 @@ from corpus import WORK, corpus, embedded_data_dir, engram, read_jsonl, table, u
 from staleness import load_usage
 
 AS_OF = "2026-10-31T23:59:59+00:00"
+# The cycle measured: the operations without an LLM. `engram rem run` without --op also
+# runs any operation added since (the LLM-based ones), so they are named.
+OPS = ["retention", "staleness", "duplicates"]
 TARGET_SIZE = 1000
 TARGET_SECONDS = 120.0
 
@@ -41,10 +46,11 @@ def prepared(size: int, source: Path) -> Path:
     return data_dir
 
 
-def cycle(data_dir: Path, *extra: str) -> tuple[float, list[dict]]:
+def cycle(data_dir: Path, ops: list[str], *extra: str) -> tuple[float, list[dict]]:
     """Run the whole cycle; return the CLI's wall seconds and the operation reports."""
+    selected = [arg for op in ops for arg in ("--op", op)]
     started = time.perf_counter()
-    output = engram(data_dir, "rem", "run", "--as-of", AS_OF, "--json", *extra)
+    output = engram(data_dir, "rem", "run", *selected, "--as-of", AS_OF, "--json", *extra)
     wall = time.perf_counter() - started
     operations = json.loads(output)["operations"]
     failed = [f"{o['op']}: {o['error']}" for o in operations if o["error"]]
@@ -58,8 +64,17 @@ def tiers(data_dir: Path) -> dict[str, int]:
     superseded = connection.execute(
         "SELECT count(*) FROM memory WHERE superseded_by IS NOT NULL"
     ).fetchone()[0]
+    # Memories whose vectors were queued again (read here, not with `engram stats`, which
+    # would start embedding them).
+    waiting = connection.execute(
+        "SELECT count(*) FROM memory WHERE embedded_model IS NULL"
+    ).fetchone()[0]
     connection.close()
-    return {**{str(t): int(n) for t, n in rows}, "superseded": int(superseded)}
+    return {
+        **{str(t): int(n) for t, n in rows},
+        "superseded": int(superseded),
+        "waiting": int(waiting),
+    }
 
 
 def kinds(operation: dict) -> str:
@@ -71,12 +86,12 @@ def moves(operation: dict) -> str:
     return ", ".join(f"→ {k} {v}" for k, v in sorted(operation["changes"].items())) or "none"
 
 
-def measure(size: int) -> dict:
+def measure(size: int, ops: list[str]) -> dict:
     source = embedded_data_dir(size)
     stored_dir = prepared(size, source)
-    stored_wall, stored = cycle(stored_dir)
+    stored_wall, stored = cycle(stored_dir, ops)
     auto_dir = prepared(size, source)
-    auto_wall, auto = cycle(auto_dir, "--auto")
+    auto_wall, auto = cycle(auto_dir, ops, "--auto")
     result = {
         "size": size,
         "stored": {"wall": stored_wall, "operations": stored},
@@ -134,21 +149,24 @@ def report(results: list[dict]) -> str:
             f"{r['size']:,}",
             *(r["auto"]["tiers"].get(t, 0) for t in ("hot", "warm", "cold", "archived")),
             r["auto"]["tiers"]["superseded"],
+            r["auto"]["tiers"]["waiting"],
         ]
         for r in results
     ]
     body = (
-        "## Consolidation cycle (`engram rem run`, all operations)\n\n"
-        f"`engram rem run --as-of {AS_OF} --json` on a copy of the embedded folder with the "
-        "corpus's usage log (`usage.jsonl`) loaded: retention (tiers recomputed and applied "
-        "at once, no findings), staleness and forgetting, duplicates. First with the "
+        "## Consolidation cycle (`engram rem run`: retention, staleness, duplicates)\n\n"
+        f"`engram rem run {' '.join('--op ' + o for o in ops)} --as-of {AS_OF} --json` on a "
+        "copy of the embedded folder with the corpus's usage log (`usage.jsonl`) loaded: "
+        "retention (tiers recomputed and applied at once, no findings), staleness and "
+        "forgetting, duplicates. First with the "
         "findings stored for review and nothing applied, then on a fresh copy with "
         "`--auto` (every recommended option applied: duplicates merged, unused/idle/"
         "superseded memories archived; `stale` findings recommend `skip` and stay open). "
         "Operation seconds are from the JSON; the CLI wall time adds process start-up, "
-        "loading the embedding model and opening the index. The LLM-based operations "
+        "opening the services (SQLite, the vector index, the embedder) and reconciling the "
+        "indexes with the records. The LLM-based operations "
         "(clusters and summaries, communities, extraction) are not part of the cycle yet; "
-        "the times below cover the three operations only.\n\n"
+        "the times below cover the operations named above only.\n\n"
         "Seconds per operation and for the whole run:\n\n"
         + table(
             ["memories", "run", *ops, "operations total", "CLI wall"],
@@ -157,7 +175,27 @@ def report(results: list[dict]) -> str:
         + "\n\nFindings per operation (count, by kind), and what `--auto` applied:\n\n"
         + table(["memories", "operation", "findings stored", "findings --auto", "applied"], found)
         + "\n\nMemories per tier after the `--auto` run:\n\n"
-        + table(["memories", "hot", "warm", "cold", "archived", "superseded"], after)
+        + table(
+            ["memories", "hot", "warm", "cold", "archived", "superseded", "waiting for vectors"],
+            after,
+        )
+        + "\n\nMerging adds the other members' tags and file references to the kept memory, "
+        "which queues its vectors again (the last column; the next `engram` command on the "
+        "folder embeds them, a few inline, more in the background). Staleness runs before "
+        "duplicates, so with `--auto` the memories it "
+        "archives are gone before duplicates looks: "
+        + "; ".join(
+            f"{r['size']:,}: {len(stored_dup['findings'])} duplicate groups when nothing is "
+            f"applied, {len(auto_dup['findings'])} after staleness archived"
+            for r in results
+            for stored_dup, auto_dup in [
+                (
+                    next(o for o in r["stored"]["operations"] if o["op"] == "duplicates"),
+                    next(o for o in r["auto"]["operations"] if o["op"] == "duplicates"),
+                )
+            ]
+        )
+        + "."
     )
     if len(results) > 1:
         first, last = results[0], results[-1]
@@ -192,12 +230,14 @@ def report(results: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--ops", nargs="+", default=OPS, help="operations of the cycle")
     args = parser.parse_args()
-    results = [measure(size) for size in sorted(args.sizes)]
+    results = [measure(size, args.ops) for size in sorted(args.sizes)]
     body = report(results)
     print(body)
     sizes = " ".join(str(s) for s in sorted(args.sizes))
-    update_doc("rem_cycle", body, f"python bench/rem_cycle.py --sizes {sizes}")
+    ops = "" if args.ops == OPS else " --ops " + " ".join(args.ops)
+    update_doc("rem_cycle", body, f"python bench/rem_cycle.py --sizes {sizes}{ops}")
 
 
 if __name__ == "__main__":

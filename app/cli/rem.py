@@ -18,7 +18,10 @@ def _context(state: CliState, project: str | None = None, as_of: str | None = No
 
         now = parse_date(as_of, "--as-of")
     engram = state.engram()
-    return RemContext(engram.service, engram.vectors, engram.embedder.model_id, project, now)
+    from app.llm import build_llm_runner
+
+    llm = build_llm_runner(engram.settings)  # loads its model only when first asked
+    return RemContext(engram.service, engram.vectors, engram.embedder.model_id, project, now, llm)
 
 
 @cli.group()
@@ -46,7 +49,9 @@ def run(
     only_due: bool,
     as_json: bool,
 ) -> None:
-    """Run consolidation operations now (retention, staleness, duplicates)."""
+    """Run consolidation operations now (retention, staleness, duplicates, clusters,
+    episodes). Cluster summaries use the configured LLM (llm.* settings) when it works,
+    else summaries derived from the memories."""
     from services.rem.cycle import OPERATIONS, run_operations
 
     context = _context(state, project, as_of)
@@ -57,7 +62,10 @@ def run(
         gap = float(state.engram().settings.get("rem.session_gap_minutes"))
         dues = due_operations(context.service.store, selected, context.now, gap)
         selected = [d.op for d in dues if d.due]
-    reports = run_operations(context, selected, auto, dry_run) if selected else []
+    try:
+        reports = run_operations(context, selected, auto, dry_run) if selected else []
+    finally:
+        context.llm.close()
     if as_json:
         emit_json({"dry_run": dry_run, "auto": auto, "operations": [r.to_dict() for r in reports]})
         return

@@ -38,6 +38,8 @@ def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
         return _merge(service, finding)
     if option == "archive":
         return _archive(service, finding)
+    if finding.op == "clusters" and option == "create":
+        return _consolidate(service, finding)
     if option in ("keep_both", "keep", "dismiss"):
         return False
     raise UserInputError(f"no action for option {option!r} of a {finding.op} finding")
@@ -76,3 +78,27 @@ def _archive(service: MemoryService, finding: Finding) -> bool:
             service.store.update(memory_id, {"tier": Tier.ARCHIVED.value})
             changed = True
     return changed
+
+
+def _consolidate(service: MemoryService, finding: Finding) -> bool:
+    """Store a cluster's summary as a new memory that links to its sources."""
+    present = service.store.get_many(finding.memory_ids)
+    if len(present) < 2:
+        return False
+    detail = finding.detail
+    memory = service.add(
+        {
+            "type": "fact",
+            "title": detail.get("title") or "Summary",
+            "content": detail["content"],
+            "project": detail.get("project"),
+            "tags": ["consolidated", *detail.get("tags", [])],
+            "file_refs": detail.get("file_refs", []),
+            "source": "automatic",
+            "confidence": 0.7,
+        },
+        embed=False,
+    )
+    for source in present:
+        link(service, memory.id, source, "consolidates")
+    return True

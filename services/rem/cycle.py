@@ -27,6 +27,7 @@ class RemContext:
     model_id: str
     project: str | None = None
     now: datetime | None = None  # the cycle's "now" (benchmarks replay a fixed date)
+    llm: Any | None = None  # an LLM (services.llm) for prose; None: derived summaries
     notes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -53,10 +54,29 @@ def staleness_operation(context: RemContext) -> list[Finding]:
     return staleness_findings(context.service.store, context.now)
 
 
+def clusters_operation(context: RemContext) -> list[Finding]:
+    from services.rem.clusters import cluster_findings, find_clusters
+
+    clusters = find_clusters(
+        context.service.store, context.vectors, context.model_id, context.project
+    )
+    return cluster_findings(clusters, context.llm)
+
+
+def episodes_operation(context: RemContext) -> list[Finding]:
+    """Summary and compressed levels for aging episodes, applied at once."""
+    from services.rem.clusters import episode_levels
+
+    context.notes["episodes"] = episode_levels(context.service.store, context.now)
+    return []
+
+
 OPERATIONS: dict[str, Operation] = {
     "retention": retention_operation,
     "staleness": staleness_operation,
     "duplicates": duplicates_operation,
+    "clusters": clusters_operation,
+    "episodes": episodes_operation,
 }
 
 
@@ -111,7 +131,8 @@ def run_operations(
         started = time.perf_counter()
         report = OperationReport(name, 0.0)
         try:
-            found = OPERATIONS[name](context) if not (dry_run and name == "retention") else []
+            applies_itself = name in ("retention", "episodes")
+            found = [] if (dry_run and applies_itself) else OPERATIONS[name](context)
             report.changes = context.notes.pop(name, {})
             report.findings = found if dry_run else findings.save(found)
             if auto and not dry_run:

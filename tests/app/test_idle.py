@@ -94,9 +94,15 @@ def test_desktop_runs_due_operations_in_order(data_dir: Path) -> None:
     desktop = Desktop(data_dir, engram)
     notes: list[str] = []
     reports = desktop.run_due_operations(threading.Event(), notes.append)
-    assert [r.op for r in reports] == ["retention", "staleness", "duplicates"]
+    assert [r.op for r in reports] == [
+        "retention",
+        "staleness",
+        "duplicates",
+        "clusters",
+        "episodes",
+    ]
     assert len(desktop.pending_findings()) == 1  # a finding, not applied
-    assert notes[0].startswith("consolidating: retention (1/3")
+    assert notes[0].startswith("consolidating: retention (1/5")
     stopped = threading.Event()
     stopped.set()
     assert desktop.run_due_operations(stopped, notes.append) == []  # nothing due, or stopped

@@ -1,0 +1,96 @@
+"""Cluster summaries keep every planted fact, whatever the LLM writes; accepting one
+stores a consolidated memory linked to its sources; episodes get levels by age."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from services.rem.actions import answer
+from services.rem.clusters import (
+    cluster_findings,
+    episode_levels,
+    key_facts,
+    missing_facts,
+    write_summary,
+)
+from services.rem.findings import FindingStore
+from tests.fakes import ScriptedLLM
+from tests.services.builders import make_memory
+
+PLANTED = [
+    make_memory(
+        "We decided to cap refunds at 500 EUR per day in `issue_refund`.",
+        id="c1",
+        type="decision",
+        title="Cap refunds at 500 EUR a day",
+        project="shop",
+    ),
+    make_memory("`issue_refund` retries 3 times before giving up.", id="c2", project="shop"),
+    make_memory("Refund emails go out through `send_refund_mail`.", id="c3", project="shop"),
+]
+
+
+def test_a_vague_llm_summary_still_keeps_every_fact() -> None:
+    vague = json.dumps({"title": "Refunds", "summary": "These notes are about refunds."})
+    title, content, how = write_summary(PLANTED, ScriptedLLM([vague]))
+    assert how == "llm" and title == "Refunds"
+    assert missing_facts(f"{title} {content}", PLANTED) == []
+    assert "Cap refunds at 500 EUR a day" in content and "`send_refund_mail`" in content
+    assert "3" in content and "c1, c2, c3" in content
+
+
+def test_without_an_llm_the_summary_is_derived_and_complete() -> None:
+    title, content, how = write_summary(PLANTED, None)
+    assert how == "derived" and title == "Summary of 3 related memories"
+    assert missing_facts(f"{title} {content}", PLANTED) == []
+
+
+def test_a_broken_llm_does_not_stop_the_summary() -> None:
+    from services.llm.base import LLMUnavailable
+
+    _, content, how = write_summary(PLANTED, ScriptedLLM([LLMUnavailable("no model")]))
+    assert how == "derived" and missing_facts(content, PLANTED) == []
+
+
+def test_key_facts_are_decisions_names_and_numbers() -> None:
+    facts = key_facts(PLANTED)
+    assert facts[0] == "Cap refunds at 500 EUR a day"
+    assert {"`issue_refund`", "`send_refund_mail`", "3", "500"} <= set(facts)
+
+
+def test_accepting_stores_a_linked_consolidated_memory(engram: object) -> None:
+    service = engram.service  # type: ignore[attr-defined]
+    for memory in PLANTED:
+        service.store.add(memory)
+    (finding,) = cluster_findings([PLANTED], None)
+    findings = FindingStore(service.store)
+    findings.save([finding])
+    assert answer(service, findings, finding, "create")
+    summaries = [m for m in service.store.iter_all() if "consolidated" in m.tags]
+    (summary,) = summaries
+    assert summary.project == "shop" and "Cap refunds at 500 EUR a day" in summary.content
+    links = service.store.database.execute_sql(
+        "SELECT target FROM memory_link WHERE source = ? AND kind = 'consolidates'", [summary.id]
+    ).fetchall()
+    assert sorted(r[0] for r in links) == ["c1", "c2", "c3"]
+    assert service.store.get("c1").superseded_by is None  # sources stay as they are
+
+
+def test_episodes_get_levels_by_age(engram: object) -> None:
+    store = engram.store  # type: ignore[attr-defined]
+    now = datetime(2026, 10, 1, tzinfo=UTC)
+    for memory_id, days in (("fresh", 2), ("week", 10), ("month", 40)):
+        store.add(
+            make_memory(
+                "The deploy failed at 14:00. We rolled back. Root cause: a missing env var.",
+                id=memory_id,
+                type="episode",
+                created_at=(now - timedelta(days=days)).isoformat(),
+            )
+        )
+    assert episode_levels(store, now) == {"summary": 2, "compressed": 1}
+    assert store.get("fresh").summary is None
+    assert store.get("week").summary and store.get("week").compressed is None
+    assert store.get("month").summary and store.get("month").compressed
+    assert episode_levels(store, now) == {"summary": 0, "compressed": 0}
