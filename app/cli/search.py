@@ -145,7 +145,7 @@ def search(
         emit_json(
             {
                 "query": query,
-                "retriever": retriever,
+                "retriever": kind.value,
                 "flags": response.flags,
                 "took_ms": round(response.metrics.total_ms, 2),
                 "results": [result_json(r) for r in response.results],

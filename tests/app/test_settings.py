@@ -164,3 +164,22 @@ def test_feature_flags_change_behaviour(tmp_path: Path) -> None:
         assert answer.results and answer.results[0].breakdown.dense == 0.0  # lexical only
     finally:
         engram.close()
+
+
+def test_search_reports_the_retriever_the_setting_chose(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    import app.cli  # noqa: F401
+    from app.cli.common import cli
+
+    runner = CliRunner()
+    base = ["--data-dir", str(tmp_path / "d")]
+    assert (
+        runner.invoke(cli, [*base, "config", "set", "retrieval.retriever", "lexical"]).exit_code
+        == 0
+    )
+    result = runner.invoke(cli, [*base, "search", "anything", "--json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    assert json.loads(result.stdout)["retriever"] == "lexical"
