@@ -18,6 +18,27 @@ from PySide6.QtWidgets import (
 )
 
 from app.tasks import TaskRunner
+from ui.popup import code_spans
+
+STYLE = """
+ReviewDialog { background: #f6f8fb; }
+QLabel#heading { color: #1f2a37; }
+QTextBrowser {
+    padding: 6px 8px; border: 1px solid #cdd5e0; border-radius: 6px; background: white;
+    color: #1f2a37; selection-background-color: #bcd3f7; selection-color: #111;
+}
+QPushButton {
+    padding: 6px 16px; border: 1px solid #c3cdda; border-radius: 5px; background: white;
+    color: #1f2a37;
+}
+QPushButton:hover { background: #eef3fb; border-color: #2f6fde; }
+QPushButton#recommended {
+    border-color: #2f6fde; background: #2f6fde; color: white; font-weight: 600;
+}
+QPushButton#recommended:hover { background: #2a63c7; }
+QPushButton:disabled { background: #f1f3f6; border-color: #d8dee6; color: #9aa5b3; }
+QLabel#status { color: #5b6b7f; font-size: 12px; }
+"""
 
 
 class ReviewBackend(Protocol):
@@ -41,12 +62,19 @@ class ReviewDialog(QWidget):
         self.current: Any = None
         self.skipped: set[str] = set()  # skipped in this dialog: shown again next time
         self.setWindowTitle("Engram — review findings")
+        self.setStyleSheet(STYLE)
         self.heading = QLabel()
+        self.heading.setObjectName("heading")
         self.heading.setWordWrap(True)
         self.body = QTextBrowser()
         self.buttons_row = QHBoxLayout()
+        self.buttons_row.setSpacing(8)
+        self.buttons_row.addStretch(1)  # the option buttons line up on the right
         self.status = QLabel()
+        self.status.setObjectName("status")
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 12)
+        layout.setSpacing(10)
         layout.addWidget(self.heading)
         layout.addWidget(self.body, 1)
         layout.addLayout(self.buttons_row)
@@ -85,19 +113,22 @@ class ReviewDialog(QWidget):
             parts.append(
                 f"<p><b>{html.escape(memory.title)}</b> <span style='color:#5b6b7f'>"
                 f"({memory.type.value} · {html.escape(memory.id)} · {memory.created_at[:10]})"
-                f"</span><br>{html.escape(memory.content)}</p>"
+                f"</span><br>{code_spans(html.escape(memory.content))}</p>"
             )
         options = sorted(finding.options, key=lambda o: o.name != finding.recommended)
         parts.append("<hr>")
         for option in options:
             mark = " <i>(recommended)</i>" if option.name == finding.recommended else ""
             parts.append(
-                f"<p><b>{html.escape(option.label)}</b>{mark}: {html.escape(option.action)}</p>"
+                f"<p><b>{html.escape(option.label)}</b>{mark}: "
+                f"{code_spans(html.escape(option.action))}</p>"
             )
         self.body.setHtml("".join(parts))
         for option in options:
             button = QPushButton(option.label)
             button.setDefault(option.name == finding.recommended)
+            if option.name == finding.recommended:
+                button.setObjectName("recommended")
             button.clicked.connect(lambda _checked=False, name=option.name: self.choose(name))
             self.buttons_row.addWidget(button)
             self.option_buttons[option.name] = button

@@ -29,11 +29,13 @@ sys.path.insert(0, str(ROOT))
 
 from app.composition import open_engram  # noqa: E402
 from app.desktop import Desktop  # noqa: E402
+from services.rem.cycle import RemContext, run_operations  # noqa: E402
 from services.transfer import parse_import  # noqa: E402
 from ui.add_dialog import AddMemoryDialog  # noqa: E402
 from ui.browser import MemoryBrowser  # noqa: E402
 from ui.main import DesktopApp  # noqa: E402
 from ui.profile_panel import ProfilePanel  # noqa: E402
+from ui.review_dialog import ReviewDialog  # noqa: E402
 from ui.tray import ActionsWindow, Tray, TrayActions, build_menu  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
@@ -47,6 +49,29 @@ PROFILE = {
     "frameworks": "FastAPI, SQLAlchemy, pytest; React with TanStack Query",
     "goals": "demo-shop: reliable checkout and correct order dates across time zones.",
 }
+REVIEW_SIZE = (720, 480)
+# Added before the REM cycle so that it finds duplicates of "Money is stored in cents".
+DUPLICATES = [
+    {
+        "project": "demo-shop",
+        "type": "convention",
+        "title": "Money is stored in cents",
+        "content": "All amounts are integers in cents (`amount_cents`); never use floats "
+        "for money. Format only at the edge with `format_money`.",
+        "tags": ["payments", "conventions"],
+        "file_refs": ["src/shop/payments/**"],
+    },
+    {
+        "project": "demo-shop",
+        "type": "convention",
+        "title": "Amounts are integer cents, not floats",
+        "content": "Keep every money amount as an integer number of cents "
+        "(`amount_cents`), never as a float; format it with `format_money` only when "
+        "it is shown.",
+        "tags": ["payments", "money"],
+        "file_refs": ["src/shop/payments/**"],
+    },
+]
 WALLPAPER = "gradient:#e9eef5-#c3cedc"
 
 
@@ -115,6 +140,10 @@ def import_demo(data_dir: Path) -> None:
     try:
         engram.service.import_memories(memories, skip_existing=True)
         engram.service.catch_up()
+        for data in DUPLICATES:
+            engram.service.add(data, embed=True)
+        context = RemContext(engram.service, engram.vectors, engram.embedder.model_id)
+        run_operations(context, ["duplicates"])
     finally:
         engram.close()
 
@@ -216,6 +245,16 @@ def shoot_profile(desktop_app: DesktopApp) -> None:
     panel.close()
 
 
+def shoot_review(desktop_app: DesktopApp) -> None:
+    dialog = ReviewDialog(desktop_app.desktop, desktop_app.runner)
+    dialog.resize(*REVIEW_SIZE)
+    dialog.show()
+    dialog.load()
+    wait_until(lambda: dialog.current is not None, "a finding to review")
+    shoot(dialog, "review.png")
+    dialog.close()
+
+
 def shoot_add_memory() -> None:
     def not_saved(_data: dict[str, object]) -> None:
         raise AssertionError("the screenshot dialog does not save")
@@ -259,6 +298,7 @@ def main() -> int:
         shoot_settings(desktop_app)
         shoot_browser(desktop_app)
         shoot_profile(desktop_app)
+        shoot_review(desktop_app)
         shoot_add_memory()
     finally:
         if desktop_app is not None:
