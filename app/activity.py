@@ -173,20 +173,9 @@ def parse_activity(value: str | None) -> ActivityKind | None:
 def credit_citations(engram: Engram, memory_ids: list[str]) -> int:
     """Credit cited or used memories to the signals of the last saved activity, so they
     weigh more for those signals next time. Returns the number of signals credited."""
-    from services.prediction_sources import PredictionSources
-
-    raw = engram.store.meta_get(STATE_KEY)
-    if not raw:
+    engine = PredictiveEngine(engram.store)
+    if not restore_state(engram, engine, None):
         return 0
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return 0
-    keys = []
-    if data.get("file"):
-        keys.append(f"file:{data['file']}")
-    if data.get("branch"):
-        keys.append(f"branch:{data['branch']}")
-    keys += [f"error:{line[:200]}" for _, line in data.get("errors") or []]
-    PredictionSources(engram.store).learn(keys, memory_ids)
+    keys = engine.prediction().signal_keys
+    engine.learn_from_citations(memory_ids)
     return len(keys)

@@ -53,10 +53,22 @@ class Signal:
         """What identifies this signal for learning: a memory cited after it counts for
         the same signal next time."""
         if self.kind in (SignalKind.FILE_OPENED, SignalKind.FILE_SAVED):
-            return f"file:{self.path}"
+            return file_key(self.path or "")
         if self.kind is SignalKind.BRANCH_CHECKOUT:
-            return f"branch:{self.branch}"
-        return f"error:{error_key_line(self.error or '')[:200]}"
+            return branch_key(self.branch or "")
+        return error_key(error_key_line(self.error or ""))
+
+
+def file_key(path: str) -> str:
+    return f"file:{path}"
+
+
+def branch_key(branch: str) -> str:
+    return f"branch:{branch}"
+
+
+def error_key(line: str) -> str:
+    return f"error:{line[:200]}"
 
 
 def error_key_line(text: str) -> str:

@@ -29,7 +29,15 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from services.activity import ActivityKind, ActivityState, Signal, SignalKind
+from services.activity import (
+    ActivityKind,
+    ActivityState,
+    Signal,
+    SignalKind,
+    branch_key,
+    error_key,
+    file_key,
+)
 from services.git_state import branch_slug, branch_words
 from services.memory import Memory
 from services.prediction_sources import PredictionSources
@@ -173,14 +181,14 @@ class PredictiveEngine:
         scores = _Scores()
         keys: list[str] = []
         if state.current_file:
-            keys.append(f"file:{state.current_file}")
+            keys.append(file_key(state.current_file))
             self._file(scores, project, at, state)
         if state.branch:
-            keys.append(f"branch:{state.branch}")
+            keys.append(branch_key(state.branch))
             on_branch_now = signal is not None and signal.kind is SignalKind.BRANCH_CHECKOUT
             self._branch(scores, project, at, state.branch, 1.0 if on_branch_now else CARRY_OVER)
         for number, line in enumerate(state.errors_within(at)):
-            keys.append(f"error:{line[:200]}")
+            keys.append(error_key(line))
             latest = number == 0 and signal is not None and signal.kind is SignalKind.ERROR_SEEN
             self._error(scores, project, at, line, 1.0 if latest else CARRY_OVER)
         if signal is not None and signal.key not in keys:
