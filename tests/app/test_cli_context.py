@@ -33,6 +33,24 @@ def make_repo(root: Path) -> Path:
     return repo
 
 
+def watch_file(data_dir: Path, repo: Path) -> None:
+    """Save the activity `engram watch` would after opening src/refunds.py."""
+    from app.activity import file_signal, save_state
+    from app.composition import open_engram
+    from services.activity import SignalKind
+    from services.prediction import PredictiveEngine
+
+    engram = open_engram(data_dir)
+    try:
+        engine = PredictiveEngine(engram.store)
+        engine.observe(
+            file_signal(SignalKind.FILE_OPENED, repo / "src" / "refunds.py", (), "ledgerly")
+        )
+        save_state(engram, engine, repo)
+    finally:
+        engram.close()
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path)
@@ -131,20 +149,7 @@ def test_missing_file_is_a_clear_error(seeded: EngramCli, repo: Path) -> None:
 def test_context_without_flags_uses_the_watched_activity(
     seeded: EngramCli, repo: Path, data_dir: Path
 ) -> None:
-    from app.activity import file_signal, save_state
-    from app.composition import open_engram
-    from services.activity import SignalKind
-    from services.prediction import PredictiveEngine
-
-    engram = open_engram(data_dir)
-    try:
-        engine = PredictiveEngine(engram.store)
-        engine.observe(
-            file_signal(SignalKind.FILE_OPENED, repo / "src" / "refunds.py", (), "ledgerly")
-        )
-        save_state(engram, engine, repo)
-    finally:
-        engram.close()
+    watch_file(data_dir, repo)
     data = seeded.json("context")
     assert "m-def" in [m["id"] for m in data["tiers"][1]["memories"]]
     assert "refunds.py" in data["markdown"]
@@ -252,21 +257,8 @@ def test_predict_rejects_a_bad_log_with_positions(engram_cli: EngramCli, tmp_pat
 def test_citing_teaches_prediction_for_the_watched_file(
     seeded: EngramCli, repo: Path, data_dir: Path
 ) -> None:
-    from app.activity import file_signal, save_state
-    from app.composition import open_engram
-    from services.activity import SignalKind
-    from services.prediction import PredictiveEngine
-
     seeded.add("Run `make migrate` first.", "--project", "ledgerly", "--id", "m-habit")
-    engram = open_engram(data_dir)
-    try:
-        engine = PredictiveEngine(engram.store)
-        engine.observe(
-            file_signal(SignalKind.FILE_OPENED, repo / "src" / "refunds.py", (), "ledgerly")
-        )
-        save_state(engram, engine, repo)
-    finally:
-        engram.close()
+    watch_file(data_dir, repo)
     before = seeded.json("context")
     assert "m-habit" not in [m["id"] for m in before["tiers"][1]["memories"]]
     seeded.ok("mark", "cited", "m-habit")
