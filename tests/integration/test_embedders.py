@@ -7,9 +7,7 @@ import hashlib
 import importlib.util
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ from services.embeddings.onnx_minilm import DIMENSION, OnnxMiniLMEmbedder
 from services.embeddings.openai_http import OpenAIEmbedder
 from services.errors import EmbedderUnavailable
 from services.retrieval import RetrieverKind
-from tests.integration.conftest import free_port
+from tests.integration.conftest import JsonPostServer, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -190,58 +188,25 @@ def fake_vector(text: str) -> list[float]:
     return row
 
 
-class EmbeddingServer:
+class EmbeddingServer(JsonPostServer):
     """A real HTTP server answering POST /v1/embeddings like an OpenAI-compatible one."""
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
         self.fail_with: int | None = None
-        server = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(
-                    {
-                        "path": self.path,
-                        "body": body,
-                        "authorization": self.headers.get("Authorization"),
-                    }
-                )
-                if self.path != "/v1/embeddings":
-                    self._answer(404, {"error": "not found"})
-                elif server.fail_with is not None:
-                    self._answer(server.fail_with, {"error": "model not loaded"})
-                else:
-                    data = [
-                        {"object": "embedding", "index": i, "embedding": fake_vector(t)}
-                        for i, t in enumerate(body["input"])
-                    ]
-                    self._answer(
-                        200,
-                        {"object": "list", "model": body["model"], "data": list(reversed(data))},
-                    )
-
-            def _answer(self, status: int, payload: dict[str, Any]) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = int(self.httpd.server_address[1])
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+        if path != "/v1/embeddings":
+            return self.answer(404, {"error": "not found"})
+        if self.fail_with is not None:
+            return self.answer(self.fail_with, {"error": "model not loaded"})
+        data = [
+            {"object": "embedding", "index": i, "embedding": fake_vector(t)}
+            for i, t in enumerate(body["input"])
+        ]
+        return self.answer(
+            200, {"object": "list", "model": body["model"], "data": list(reversed(data))}
+        )
 
 
 @pytest.fixture

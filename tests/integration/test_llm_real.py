@@ -3,11 +3,9 @@ and an OpenAI-compatible chat endpoint (a tiny real HTTP server on 127.0.0.1).""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from services.llm.llama_local import EMBEDDED_MODEL_FILE, LlamaLocalLLM, embedde
 from services.llm.openai_http import OpenAIChatLLM
 from services.llm.runner import LLMRunner
 from services.llm.schema import parse_answer, problems
-from tests.integration.conftest import free_port
+from tests.integration.conftest import JsonPostServer, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -175,80 +173,46 @@ def test_the_embedded_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- an OpenAI-compatible chat endpoint --------------------------------------------------
 
 
-class ChatServer:
+class ChatServer(JsonPostServer):
     """A real HTTP server answering POST /v1/chat/completions with canned content."""
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
         self.replies: list[str] = []
         self.default = '{"verdict": "same", "reason": "canned"}'
         self.rejected_formats: set[str] = set()
         self.fail_with: int | None = None
         self.raw_body: bytes | None = None
         self.delay_s = 0.0
-        server = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(
+    def respond(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+        kind = body.get("response_format", {}).get("type", "none")
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if path != "/v1/chat/completions":
+            return self.answer(404, {"error": "not found"})
+        if self.fail_with is not None:
+            return self.answer(self.fail_with, {"error": "unavailable"})
+        if kind in self.rejected_formats:
+            return self.answer(400, {"error": f"response_format {kind} is not supported"})
+        if self.raw_body is not None:
+            return 200, self.raw_body
+        content = self.replies.pop(0) if self.replies else self.default
+        return self.answer(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": body["model"],
+                "choices": [
                     {
-                        "path": self.path,
-                        "body": body,
-                        "authorization": self.headers.get("Authorization"),
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
                     }
-                )
-                kind = body.get("response_format", {}).get("type", "none")
-                if server.delay_s:
-                    time.sleep(server.delay_s)
-                if self.path != "/v1/chat/completions":
-                    self._answer(404, {"error": "not found"})
-                elif server.fail_with is not None:
-                    self._answer(server.fail_with, {"error": "unavailable"})
-                elif kind in server.rejected_formats:
-                    self._answer(400, {"error": f"response_format {kind} is not supported"})
-                elif server.raw_body is not None:
-                    self._send(200, server.raw_body)
-                else:
-                    content = server.replies.pop(0) if server.replies else server.default
-                    self._answer(
-                        200,
-                        {
-                            "id": "chatcmpl-1",
-                            "object": "chat.completion",
-                            "model": body["model"],
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "message": {"role": "assistant", "content": content},
-                                    "finish_reason": "stop",
-                                }
-                            ],
-                        },
-                    )
-
-            def _answer(self, status: int, payload: dict[str, Any]) -> None:
-                self._send(status, json.dumps(payload).encode())
-
-            def _send(self, status: int, raw: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = int(self.httpd.server_address[1])
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+                ],
+            },
+        )
 
 
 @pytest.fixture
