@@ -60,7 +60,8 @@ class Desktop:
 
     @property
     def current_project(self) -> str | None:
-        return self.engine.current_project
+        """The active project, without opening anything (safe on the UI thread)."""
+        return self._engine.current_project if self._engine is not None else None
 
     def search(self, query: str, project: str | None = None) -> SearchAnswer:
         engram = self.engram

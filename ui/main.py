@@ -102,11 +102,10 @@ class DesktopApp(QObject):
         self.popup.query.textChanged.connect(lambda _text: self.user_active())
 
     def _project(self) -> str | None:
-        engine = getattr(self.desktop, "_engine", None)
-        return engine.current_project if engine is not None else None
+        return self.desktop.current_project
 
     def _busy(self, busy: bool) -> None:
-        if self.presence.__class__ is Tray and self.presence.state is IconState.ATTENTION:
+        if getattr(self.presence, "state", None) is IconState.ATTENTION:
             return
         if not self.paused:
             self.presence.set_state(IconState.WORKING if busy else IconState.IDLE)
