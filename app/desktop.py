@@ -174,16 +174,13 @@ class Desktop:
         """Run the due consolidation operations one at a time, stopping between them as
         soon as `stop` (a threading.Event) is set. Recommended options are applied only
         for operations that apply by themselves (retention); the rest become findings."""
-        from services.rem.cycle import OPERATIONS, RemContext, run_operations
-        from services.rem.schedule import due_operations
+        from app.rem import operations_due, rem_context
+        from services.rem.cycle import run_operations
 
         engram = self.engram
-        gap = float(engram.settings.get("rem.session_gap_minutes"))
-        dues = [d for d in due_operations(engram.store, list(OPERATIONS), None, gap) if d.due]
-        from app.llm import build_llm_runner
-
-        llm = build_llm_runner(engram.settings)
-        context = RemContext(engram.service, engram.vectors, engram.embedder.model_id, llm=llm)
+        dues = [d for d in operations_due(engram) if d.due]
+        context = rem_context(engram)
+        llm = context.llm
         reports: list[Any] = []
         for number, due in enumerate(dues, 1):
             if stop.is_set():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     each_of: tuple[str, ...] = ()  # a comma-separated list of these (or empty)
+    check: Callable[[Any], Any] | None = None  # validates and normalises; UserInputError
 
     @property
     def env_var(self) -> str:
@@ -75,7 +77,42 @@ class Setting:
             raise UserInputError(f"{self.key}: {value} is below the minimum {self.minimum}")
         if self.maximum is not None and value > self.maximum:
             raise UserInputError(f"{self.key}: {value} is above the maximum {self.maximum}")
+        if self.check is not None:
+            try:
+                value = self.check(value)
+            except UserInputError as error:
+                raise UserInputError(f"{self.key}: {error}") from None
         return value
+
+
+_OPERATION_WORDS = {
+    "retention": "retention and tiers",
+    "staleness": "the staleness scan",
+    "duplicates": "duplicate detection",
+    "links": "linking related memories",
+    "communities": "community detection",
+    "extraction": "knowledge extraction (suggestions)",
+    "clusters": "cluster summaries (the context summary)",
+    "episodes": "episode summary levels",
+}
+
+
+def _schedule_settings() -> tuple[Setting, ...]:
+    """One `rem.schedule.<operation>` setting per consolidation operation."""
+    from services.rem.schedule import DEFAULT_SCHEDULES, parse_schedule
+
+    return tuple(
+        Setting(
+            f"rem.schedule.{op}",
+            str,
+            schedule.spec(),
+            f"When {_OPERATION_WORDS.get(op, op)} runs: 'linear N' (every N work sessions), "
+            "'fibonacci' (sessions 5, 8, 13…), 'logarithmic BASE SCALE' or 'interval'; "
+            "a last 'NNh' sets the hours after which it runs anyway",
+            check=lambda value: parse_schedule(str(value)).spec(),
+        )
+        for op, schedule in DEFAULT_SCHEDULES.items()
+    )
 
 
 SCHEMA: tuple[Setting, ...] = (
@@ -357,6 +394,7 @@ SCHEMA: tuple[Setting, ...] = (
         minimum=0.0,
         maximum=1000.0,
     ),
+    *_schedule_settings(),
     Setting(
         "chunking.enabled",
         bool,

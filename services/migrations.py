@@ -216,12 +216,42 @@ _REM = _script(
 )
 
 
+# Communities of the link graph with their summaries, the words recent searches used
+# (salted hashes, never the query) for the staleness scan, and each run's result.
+_REM_GRAPH = _script(
+    """
+    CREATE TABLE community (
+        id TEXT PRIMARY KEY,
+        project TEXT,
+        members TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE query_term (
+        day TEXT NOT NULL,
+        project TEXT NOT NULL DEFAULT '',
+        term TEXT NOT NULL,
+        count INTEGER NOT NULL DEFAULT 1,
+        PRIMARY KEY (day, project, term)
+    ) WITHOUT ROWID
+    """,
+    "ALTER TABLE rem_run ADD COLUMN result TEXT",
+    "CREATE INDEX memory_link_target ON memory_link (target)",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _INITIAL),
     Migration("0002_fts5_index", _FTS),
     Migration("0003_fts_project_column", _fts_with_project),
     Migration("0004_signal_affinity", _SIGNAL_AFFINITY),
     Migration("0005_rem", _REM),
+    Migration("0006_rem_graph", _REM_GRAPH),
 )
 
 

@@ -294,6 +294,10 @@ class MemoryStore:
             if MemoryRow.get_or_none(MemoryRow.id == memory_id) is None:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
             self._delete_rows(memory_id)
+            # Its links go with it (consolidation's graph never points at nothing).
+            self.database.execute_sql(
+                "DELETE FROM memory_link WHERE source = ? OR target = ?", [memory_id, memory_id]
+            )
 
     # --- reads --------------------------------------------------------------------------
 

@@ -10,23 +10,20 @@ from app.cli.common import CliState, cli, emit_json, handle_errors, json_option,
 
 
 def _context(state: CliState, project: str | None = None, as_of: str | None = None) -> Any:
-    from services.rem.cycle import RemContext
+    from app.rem import rem_context
 
     now = None
     if as_of is not None:
         from app.cli.memories import parse_date
 
         now = parse_date(as_of, "--as-of")
-    engram = state.engram()
-    from app.llm import build_llm_runner
-
-    llm = build_llm_runner(engram.settings)  # loads its model only when first asked
-    return RemContext(engram.service, engram.vectors, engram.embedder.model_id, project, now, llm)
+    return rem_context(state.engram(), project, now)
 
 
 @cli.group()
 def rem() -> None:
-    """Consolidation: find duplicates (and more, as operations arrive); you review."""
+    """Consolidation: tiers, staleness, duplicates, links, summaries, communities and
+    suggestions; you review what it proposes."""
 
 
 @rem.command(name="run")
@@ -49,19 +46,18 @@ def run(
     only_due: bool,
     as_json: bool,
 ) -> None:
-    """Run consolidation operations now (retention, staleness, duplicates, clusters,
-    episodes). Cluster summaries use the configured LLM (llm.* settings) when it works,
-    else summaries derived from the memories."""
+    """Run consolidation operations now (retention, staleness, duplicates, links,
+    clusters, communities, episodes, extraction). Summaries use the configured LLM
+    (llm.* settings) when it works, else summaries derived from the memories; their
+    facts are kept either way. --auto never applies extraction's suggestions."""
     from services.rem.cycle import OPERATIONS, run_operations
 
     context = _context(state, project, as_of)
     selected = list(ops) or list(OPERATIONS)
     if only_due:
-        from services.rem.schedule import due_operations
+        from app.rem import operations_due
 
-        gap = float(state.engram().settings.get("rem.session_gap_minutes"))
-        dues = due_operations(context.service.store, selected, context.now, gap)
-        selected = [d.op for d in dues if d.due]
+        selected = [d.op for d in operations_due(state.engram(), selected, context.now) if d.due]
     try:
         reports = run_operations(context, selected, auto, dry_run) if selected else []
     finally:
@@ -73,6 +69,8 @@ def run(
         status = f"failed: {report.error}" if report.error else f"{len(report.findings)} findings"
         applied = f", {report.applied} applied" if auto else ""
         click.echo(f"{report.op}: {status}{applied} ({report.seconds:.2f} s)")
+        if report.changes:
+            click.echo(f"  {describe_changes(report.op, report.changes)}")
         for finding in report.findings[:20]:
             click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
 
@@ -83,12 +81,9 @@ def run(
 @handle_errors
 def status(state: CliState, as_json: bool) -> None:
     """Which operations are due, and why (work sessions and time since each last ran)."""
-    from services.rem.cycle import OPERATIONS
-    from services.rem.schedule import due_operations
+    from app.rem import operations_due
 
-    context = _context(state)
-    gap = float(state.engram().settings.get("rem.session_gap_minutes"))
-    dues = due_operations(context.service.store, list(OPERATIONS), context.now, gap)
+    dues = operations_due(state.engram())
     if as_json:
         emit_json({"operations": [d.__dict__ for d in dues]})
         return
@@ -102,29 +97,53 @@ def status(state: CliState, as_json: bool) -> None:
 @pass_state
 @handle_errors
 def report(state: CliState, as_json: bool) -> None:
-    """Findings waiting for an answer, and what ran when."""
+    """Findings waiting for an answer, what ran when and what it changed, and the
+    communities of related memories."""
     from services.rem.cycle import last_runs
     from services.rem.findings import FindingStore
+    from services.rem.graph import stored_communities
 
     context = _context(state)
     findings = FindingStore(context.service.store)
     pending = findings.pending()
     runs = last_runs(context)
+    communities = stored_communities(context.service.store)
     if as_json:
         emit_json(
             {
                 "pending": [f.to_dict() for f in pending],
                 "counts": findings.counts(),
                 "last_runs": runs,
+                "communities": communities,
             }
         )
         return
     for op, run_info in sorted(runs.items()):
         outcome = f"{run_info['status']}, {run_info['findings']} findings"
         click.echo(f"{op}: last run {run_info['at']} ({outcome})")
+        if run_info["changes"]:
+            click.echo(f"  {describe_changes(op, run_info['changes'])}")
+    if communities:
+        click.echo(f"{len(communities)} communities; the largest:")
+        for community in communities[:5]:
+            line = f"{community['id']} ({community['project']}, {community['size']} memories)"
+            click.echo(f"  {line}: {community['label']}")
     click.echo(f"{len(pending)} findings wait for you" + (": engram rem review" if pending else ""))
     for finding in pending:
         click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
+
+
+def describe_changes(op: str, changes: dict[str, Any]) -> str:
+    """One line for what an operation that applies itself changed."""
+    if op == "communities":
+        return (
+            f"{changes.get('communities', 0)} communities: {len(changes.get('new', []))} new, "
+            f"{len(changes.get('merged', []))} merged, {len(changes.get('split', []))} split, "
+            f"{len(changes.get('gone', []))} gone; {changes.get('orphans', 0)} orphans"
+        )
+    return ", ".join(
+        f"{key} {value}" for key, value in changes.items() if not isinstance(value, list)
+    )
 
 
 @rem.command(name="review")

@@ -40,6 +40,8 @@ def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
         return _archive(service, finding)
     if finding.op == "clusters" and option == "create":
         return _consolidate(service, finding)
+    if option == "create" and isinstance(finding.detail.get("memory"), dict):
+        return _create_suggested(service, finding)
     if option in ("keep_both", "keep", "dismiss"):
         return False
     raise UserInputError(f"no action for option {option!r} of a {finding.op} finding")
@@ -101,4 +103,21 @@ def _consolidate(service: MemoryService, finding: Finding) -> bool:
     )
     for source in present:
         link(service, memory.id, source, "consolidates")
+    return True
+
+
+def _create_suggested(service: MemoryService, finding: Finding) -> bool:
+    """Store the memory a suggestion drafted (`detail["memory"]`, the fields of
+    `engram add`) and link it to the memories it came from (`detail["link_kind"]`,
+    "related" unless said)."""
+    present = service.store.get_many(finding.memory_ids)
+    if not present:
+        return False  # its sources were deleted since the finding was made
+    memory = service.add(
+        {"source": "automatic", **finding.detail["memory"]},
+        embed=False,
+    )
+    kind = str(finding.detail.get("link_kind") or "related")
+    for source in present:
+        link(service, memory.id, source, kind)
     return True

@@ -14,16 +14,23 @@ after 30 (derived from the content), applied automatically.
 from __future__ import annotations
 
 import logging
+import re
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from services.context import derived_compressed, derived_summary
 from services.memory import Memory, parse_time
-from services.rem.duplicates import code_names, numbers, same_fact, similar_pairs
+from services.rem.duplicates import (
+    code_names,
+    current_by_project,
+    numbers,
+    same_fact,
+    similar_pairs,
+)
 from services.rem.findings import Finding, Option
 from services.store import MemoryStore
-from services.types import MemoryType, Tier
+from services.types import MemoryType
 from services.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -38,14 +45,8 @@ def find_clusters(
 ) -> list[list[Memory]]:
     """Connected groups of related memories (cosine ≥ 0.70, duplicates left out), 3 to
     20 per group; larger groups keep the 20 members with the most links."""
-    by_project: dict[str | None, list[Memory]] = defaultdict(list)
-    for memory in store.iter_all():
-        if memory.superseded or memory.tier is Tier.ARCHIVED or "consolidated" in memory.tags:
-            continue
-        if project is None or memory.project == project:
-            by_project[memory.project].append(memory)
     clusters: list[list[Memory]] = []
-    for name, memories in by_project.items():
+    for name, memories in current_by_project(store, project, consolidated=False).items():
         by_id = {m.id: m for m in memories}
         found = vectors.vectors_for(model_id, name, [m.id for m in memories])
         edges: dict[str, set[str]] = defaultdict(set)
@@ -95,13 +96,43 @@ def missing_facts(summary: str, memories: list[Memory]) -> list[str]:
     return missing
 
 
+_PROSE_WORD = re.compile(r"[a-z]{5,}")
+_COMMON = frozenset(
+    "about above after again against along among around based before being below "
+    "between both could during every first found given having however later makes "
+    "might never notes other over related should since still their there these those "
+    "through under until using where which while within without would".split()
+)
+MIN_GROUNDED = 0.5
+MIN_PROSE_WORDS = 6
+
+
+def grounded(prose: str, memories: list[Memory]) -> bool:
+    """Whether model prose is about its sources: at least half of its longer words
+    (by their first five letters, so "retried" meets "retry…") occur in the sources,
+    it says something (six words or more) and it does not loop on itself. A tiny model
+    otherwise writes fluent text about something else, which must not be stored."""
+    words = prose.lower().split()
+    if len(words) < MIN_PROSE_WORDS:
+        return False
+    trigrams = list(zip(words, words[1:], words[2:], strict=False))
+    if trigrams and len(set(trigrams)) < 0.8 * len(trigrams):
+        return False  # "a platform that is designed to be a platform that is designed…"
+    source_text = " ".join(f"{m.title} {m.content} {' '.join(m.tags)}" for m in memories)
+    known = {w[:5] for w in _PROSE_WORD.findall(source_text.lower())}
+    said = [w[:5] for w in _PROSE_WORD.findall(prose.lower()) if w not in _COMMON]
+    return bool(said) and sum(w in known for w in said) / len(said) >= MIN_GROUNDED
+
+
 MAX_LLM_SUMMARIES = 4  # per run: SmolLM2 takes ~5 s a summary on two cores; the rest next run
 PROMPT_MEMORIES = 5
 
 
-def write_summary(memories: list[Memory], llm: Any | None) -> tuple[str, str, str]:
+def write_summary(
+    memories: list[Memory], llm: Any | None, cite_sources: bool = True
+) -> tuple[str, str, str]:
     """(title, content, how) for a cluster: LLM prose when available, then every key
-    fact the prose does not state."""
+    fact the prose does not state, then (`cite_sources`) the ids it consolidates."""
     title, prose, how = "", "", "derived"
     if llm is not None:
         try:
@@ -116,8 +147,10 @@ def write_summary(memories: list[Memory], llm: Any | None) -> tuple[str, str, st
                 render("summarize_cluster", project=memories[0].project or "", memories=listing),
                 schema("summarize_cluster"),
             )
-            if answer is not None:
+            if answer is not None and grounded(f"{answer['title']} {answer['summary']}", memories):
                 title, prose, how = str(answer["title"]), str(answer["summary"]), "llm"
+            elif answer is not None:
+                log.info("cluster summary: the model's prose is not about its sources; derived")
         except Exception as error:  # no model: the derived summary still works
             log.info("cluster summary without the LLM: %s", error)
     if not prose:
@@ -128,8 +161,8 @@ def write_summary(memories: list[Memory], llm: Any | None) -> tuple[str, str, st
     content = prose.strip()
     if missing:
         content += "\n\nKey facts: " + "; ".join(missing) + "."
-    sources = ", ".join(m.id for m in memories)
-    content += f"\n\nConsolidates: {sources}."
+    if cite_sources:
+        content += f"\n\nConsolidates: {', '.join(m.id for m in memories)}."
     return title[:100], content, how
 
 

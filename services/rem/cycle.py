@@ -1,9 +1,11 @@
 """Running consolidation operations: each is independent, records what ran and when
-(`rem_run`), and stores its findings; `auto` applies the recommended option of each new
-finding (headless use), `dry_run` stores and changes nothing."""
+and what it changed (`rem_run`), and stores its findings; `auto` applies the recommended
+option of each new finding (headless use) except suggestions, `dry_run` stores and
+changes nothing."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ class RemContext:
     project: str | None = None
     now: datetime | None = None  # the cycle's "now" (benchmarks replay a fixed date)
     llm: Any | None = None  # an LLM (services.llm) for prose; None: derived summaries
+    session_gap_minutes: float = 30.0
     notes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -71,13 +74,48 @@ def episodes_operation(context: RemContext) -> list[Finding]:
     return []
 
 
+def links_operation(context: RemContext) -> list[Finding]:
+    """Related and supersedes links, applied at once (links change no memory)."""
+    from services.rem.graph import refresh_links
+
+    context.notes["links"] = refresh_links(
+        context.service.store, context.vectors, context.model_id, context.project
+    )
+    return []
+
+
+def communities_operation(context: RemContext) -> list[Finding]:
+    """Louvain communities of the link graph with their summaries, stored at once; the
+    report says what is new, merged, split and orphaned."""
+    from services.rem.graph import detect_communities
+
+    context.notes["communities"] = detect_communities(
+        context.service.store, context.project, context.llm
+    )
+    return []
+
+
+def extraction_operation(context: RemContext) -> list[Finding]:
+    from services.rem.extraction import extraction_findings
+
+    return extraction_findings(context.service.store, context.now, context.session_gap_minutes)
+
+
+# In the order a full cycle runs them: links before the communities built on them.
 OPERATIONS: dict[str, Operation] = {
     "retention": retention_operation,
     "staleness": staleness_operation,
     "duplicates": duplicates_operation,
+    "links": links_operation,
     "clusters": clusters_operation,
+    "communities": communities_operation,
     "episodes": episodes_operation,
+    "extraction": extraction_operation,
 }
+# Operations that change things themselves (no findings): a dry run skips them.
+APPLIED_AT_ONCE = frozenset({"retention", "links", "communities", "episodes"})
+# Operations whose findings are suggestions: --auto never applies them.
+SUGGESTIONS = frozenset({"extraction"})
 
 
 @dataclass
@@ -131,11 +169,11 @@ def run_operations(
         started = time.perf_counter()
         report = OperationReport(name, 0.0)
         try:
-            applies_itself = name in ("retention", "episodes")
+            applies_itself = name in APPLIED_AT_ONCE
             found = [] if (dry_run and applies_itself) else OPERATIONS[name](context)
             report.changes = context.notes.pop(name, {})
             report.findings = found if dry_run else findings.save(found)
-            if auto and not dry_run:
+            if auto and not dry_run and name not in SUGGESTIONS:
                 # Every pending finding of this operation, also those an interrupted
                 # earlier run stored but did not get to.
                 for finding in findings.pending(name):
@@ -149,8 +187,8 @@ def run_operations(
         if not dry_run:
             with store.writing():
                 store.database.execute_sql(
-                    "INSERT INTO rem_run (op, started_at, seconds, findings, status, note) "
-                    "VALUES (?,?,?,?,?,?)",
+                    "INSERT INTO rem_run (op, started_at, seconds, findings, status, note, "
+                    "result) VALUES (?,?,?,?,?,?,?)",
                     [
                         name,
                         started_at,
@@ -158,6 +196,7 @@ def run_operations(
                         len(report.findings),
                         "failed" if report.error else "done",
                         report.error,
+                        json.dumps(report.changes, default=str),
                     ],
                 )
         reports.append(report)
@@ -165,10 +204,18 @@ def run_operations(
 
 
 def last_runs(context: RemContext) -> dict[str, dict[str, Any]]:
+    """Each operation's latest run: when, how long, how many findings, its status and
+    what it changed."""
     rows = context.service.store.database.execute_sql(
-        "SELECT op, max(started_at), seconds, findings, status FROM rem_run GROUP BY op"
+        "SELECT op, max(started_at), seconds, findings, status, result FROM rem_run GROUP BY op"
     ).fetchall()
     return {
-        str(op): {"at": at, "seconds": seconds, "findings": count, "status": status}
-        for op, at, seconds, count, status in rows
+        str(op): {
+            "at": at,
+            "seconds": seconds,
+            "findings": count,
+            "status": status,
+            "changes": json.loads(result) if result else {},
+        }
+        for op, at, seconds, count, status, result in rows
     }

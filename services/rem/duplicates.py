@@ -104,19 +104,30 @@ def similar_pairs(
                 yield ids[i], ids[column], float(scores[row, column])
 
 
+def current_by_project(
+    store: MemoryStore, project: str | None = None, consolidated: bool = True
+) -> dict[str | None, list[Memory]]:
+    """Current memories (not superseded, not archived) by project, oldest first; only
+    `project`'s when given; without the consolidated summaries when `consolidated` is
+    False."""
+    by_project: dict[str | None, list[Memory]] = defaultdict(list)
+    for memory in store.iter_all():
+        if memory.superseded or memory.tier.value == "archived":
+            continue
+        if not consolidated and "consolidated" in memory.tags:
+            continue
+        if project is None or memory.project == project:
+            by_project[memory.project].append(memory)
+    return by_project
+
+
 def find_duplicates(
     store: MemoryStore, vectors: VectorIndex, model_id: str, project: str | None = None
 ) -> list[DuplicatePair]:
     """Exact and near duplicate pairs among current (not superseded, not archived)
     memories, within each project."""
-    by_project: dict[str | None, list[Memory]] = defaultdict(list)
-    for memory in store.iter_all():
-        if memory.superseded or memory.tier.value == "archived":
-            continue
-        if project is None or memory.project == project:
-            by_project[memory.project].append(memory)
     pairs: dict[tuple[str, str], DuplicatePair] = {}
-    for name, memories in by_project.items():
+    for name, memories in current_by_project(store, project).items():
         by_id = {m.id: m for m in memories}
         by_hash: dict[str, list[str]] = defaultdict(list)
         for memory in memories:

@@ -25,6 +25,15 @@ class Schedule:
     scale: float = 2.0  # logarithmic
     interval_hours: float = 24.0
 
+    def spec(self) -> str:
+        """The text `parse_schedule` reads back: "linear 5 24h", "fibonacci 24h"…"""
+        hours = f"{self.interval_hours:g}h"
+        if self.kind == "linear":
+            return f"linear {self.every} {hours}"
+        if self.kind == "logarithmic":
+            return f"logarithmic {self.base:g} {self.scale:g} {hours}"
+        return f"{self.kind} {hours}"
+
     def describe(self) -> str:
         if self.kind == "linear":
             return f"every {self.every} work sessions or {self.interval_hours:g} h"
@@ -42,10 +51,51 @@ DEFAULT_SCHEDULES: dict[str, Schedule] = {
     "retention": Schedule("interval", interval_hours=24),
     "staleness": Schedule("linear", every=5),
     "duplicates": Schedule("linear", every=10),
+    "links": Schedule("linear", every=5),
     "communities": Schedule("fibonacci"),
     "extraction": Schedule("logarithmic", base=10, scale=2),
-    "context_summary": Schedule("linear", every=20),
+    "clusters": Schedule("linear", every=20),  # the context summaries
+    "episodes": Schedule("interval", interval_hours=24),
 }
+
+
+_ARGUMENTS = {"linear": 1, "fibonacci": 0, "logarithmic": 2, "interval": 0}
+
+
+def parse_schedule(text: str) -> Schedule:
+    """Read a schedule: a strategy, its numbers, then optionally the interval in hours —
+    "linear 5", "fibonacci", "logarithmic 10 2", "interval 12h", "linear 10 48h"."""
+    from services.errors import UserInputError
+
+    words = text.lower().split()
+    usage = (
+        f"{text!r} is not a schedule (write e.g. 'linear 5', 'fibonacci', "
+        "'logarithmic 10 2' or 'interval 24h'; a last 'NNh' sets the interval)"
+    )
+    if not words or words[0] not in _ARGUMENTS:
+        raise UserInputError(usage)
+    kind, rest = words[0], words[1:]
+    hours = 24.0
+    try:
+        if rest and rest[-1].endswith("h"):
+            hours = float(rest.pop()[:-1])
+        numbers = [float(word) for word in rest]
+    except ValueError:
+        raise UserInputError(usage) from None
+    if len(numbers) != _ARGUMENTS[kind] or not math.isfinite(hours) or hours <= 0:
+        raise UserInputError(usage)
+    if not all(math.isfinite(n) for n in numbers):
+        raise UserInputError(usage)
+    if kind == "linear":
+        if numbers[0] < 1 or not numbers[0].is_integer():
+            raise UserInputError(f"{text!r}: linear needs a whole number of sessions ≥ 1")
+        return Schedule("linear", every=int(numbers[0]), interval_hours=hours)
+    if kind == "logarithmic":
+        base, scale = numbers
+        if base <= 1 or scale <= 0:
+            raise UserInputError(f"{text!r}: logarithmic needs a base > 1 and a scale > 0")
+        return Schedule("logarithmic", base=base, scale=scale, interval_hours=hours)
+    return Schedule(kind, interval_hours=hours)
 
 
 def fibonacci_marks(limit: int) -> list[int]:

@@ -15,7 +15,17 @@ def test_run_json_contract_and_review(engram_cli: EngramCli) -> None:
     seed(engram_cli)
     dry = engram_cli.json("rem", "run", "--dry-run")
     by_op = {o["op"]: o for o in dry["operations"]}
-    assert list(by_op) == ["retention", "staleness", "duplicates", "clusters", "episodes"]
+    assert list(by_op) == [
+        "retention",
+        "staleness",
+        "duplicates",
+        "links",
+        "clusters",
+        "communities",
+        "episodes",
+        "extraction",
+    ]
+    assert all(o["error"] is None for o in by_op.values())
     operation = by_op["duplicates"]
     assert operation["seconds"] >= 0 and by_op["staleness"]["findings"] == []  # all new
     (finding,) = operation["findings"]

@@ -98,11 +98,14 @@ def test_desktop_runs_due_operations_in_order(data_dir: Path) -> None:
         "retention",
         "staleness",
         "duplicates",
+        "links",
         "clusters",
+        "communities",
         "episodes",
+        "extraction",
     ]
     assert len(desktop.pending_findings()) == 1  # a finding, not applied
-    assert notes[0].startswith("consolidating: retention (1/5")
+    assert notes[0].startswith("consolidating: retention (1/8")
     stopped = threading.Event()
     stopped.set()
     assert desktop.run_due_operations(stopped, notes.append) == []  # nothing due, or stopped

@@ -40,6 +40,29 @@ def test_a_vague_llm_summary_still_keeps_every_fact() -> None:
     assert "3" in content and "c1, c2, c3" in content
 
 
+def test_prose_about_something_else_is_not_stored() -> None:
+    """SmolLM2 once answered a cluster about state handling with a text about
+    smartphones; a summary that is not about its sources falls back to the derived one."""
+    off_topic = json.dumps(
+        {
+            "title": "A New Perspective on Smartphones",
+            "summary": "A platform that combines the best of both worlds with a focus on "
+            "the future of technology and creativity.",
+        }
+    )
+    looping = json.dumps(
+        {
+            "title": "Refunds",
+            "summary": "Refunds are capped and refunds are capped and refunds are capped "
+            "and refunds are capped and refunds are capped.",
+        }
+    )
+    for answer_text in (off_topic, looping):
+        title, content, how = write_summary(PLANTED, ScriptedLLM([answer_text]))
+        assert how == "derived" and "Smartphones" not in title
+        assert "platform" not in content and missing_facts(content, PLANTED) == []
+
+
 def test_without_an_llm_the_summary_is_derived_and_complete() -> None:
     title, content, how = write_summary(PLANTED, None)
     assert how == "derived" and title == "Summary of 3 related memories"

@@ -1,0 +1,47 @@
+"""The consolidation cycle as the app runs it: its context (services, LLM, session gap)
+and its schedules, both from the settings; the CLI and the tray use these."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from services.rem.cycle import RemContext
+from services.rem.schedule import Due, Schedule, due_operations, parse_schedule
+
+
+def schedules(settings: Any) -> dict[str, Schedule]:
+    """Each operation's schedule (`rem.schedule.<op>` settings)."""
+    from services.rem.cycle import OPERATIONS
+
+    return {op: parse_schedule(settings.get(f"rem.schedule.{op}")) for op in OPERATIONS}
+
+
+def rem_context(engram: Any, project: str | None = None, now: datetime | None = None) -> RemContext:
+    """The cycle's context; its LLM loads a model only when first asked (close it)."""
+    from app.llm import build_llm_runner
+
+    return RemContext(
+        engram.service,
+        engram.vectors,
+        engram.embedder.model_id,
+        project,
+        now,
+        build_llm_runner(engram.settings),
+        session_gap_minutes=float(engram.settings.get("rem.session_gap_minutes")),
+    )
+
+
+def operations_due(
+    engram: Any, ops: list[str] | None = None, now: datetime | None = None
+) -> list[Due]:
+    """Whether each operation (default: all) is due, and why."""
+    from services.rem.cycle import OPERATIONS
+
+    return due_operations(
+        engram.store,
+        list(ops or OPERATIONS),
+        now,
+        float(engram.settings.get("rem.session_gap_minutes")),
+        schedules(engram.settings),
+    )
