@@ -69,3 +69,28 @@ def test_status_says_what_is_due(engram_cli: EngramCli) -> None:
     after = {o["op"]: o for o in engram_cli.json("rem", "status")["operations"]}
     assert not any(o["due"] for o in after.values())
     assert engram_cli.json("rem", "run", "--due")["operations"] == []
+
+
+def test_schedules_are_settings(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    assert engram_cli.ok("config", "get", "rem.schedule.duplicates").stdout.strip() == (
+        "linear 10 24h"
+    )
+    engram_cli.ok("rem", "run")
+    engram_cli.ok("config", "set", "rem.schedule.duplicates", "interval 0.0001h")
+    by_op = {o["op"]: o for o in engram_cli.json("rem", "status")["operations"]}
+    assert by_op["duplicates"]["due"] and not by_op["staleness"]["due"]
+    bad = engram_cli("config", "set", "rem.schedule.duplicates", "weekly")
+    assert bad.exit_code == 2 and "rem.schedule.duplicates" in bad.stderr
+    assert "not a schedule" in bad.stderr
+
+
+def test_report_shows_communities_and_what_ran(engram_cli: EngramCli) -> None:
+    for n in range(3):
+        engram_cli.add(f"Step {n}: `issue_refund` checks the ledger.", "--project", "shop")
+    engram_cli.ok("rem", "run", "--op", "links", "--op", "communities")
+    text = engram_cli.ok("rem", "report").stdout
+    assert "1 communities: 1 new, 0 merged, 0 split, 0 gone; 0 orphans" in text
+    assert "`issue_refund`" in text
+    (community,) = engram_cli.json("rem", "report")["communities"]
+    assert community["size"] == 3 and community["project"] == "shop"

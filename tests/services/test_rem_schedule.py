@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.errors import UserInputError
 from services.rem.schedule import (
     Schedule,
     due_operations,
     fibonacci_marks,
     is_due,
     log_step,
+    parse_schedule,
     work_sessions,
 )
 from services.store import MemoryStore
@@ -69,3 +75,54 @@ def test_due_operations_reads_the_run_table(store: MemoryStore) -> None:
         ["staleness", (T0 + timedelta(minutes=30)).isoformat(), 0.1, 0, "done"],
     )
     assert not due_operations(store, ["staleness"], now)[0].due
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("linear 5", Schedule("linear", every=5)),
+        ("Linear 10 48h", Schedule("linear", every=10, interval_hours=48)),
+        ("fibonacci", Schedule("fibonacci")),
+        ("logarithmic 10 2", Schedule("logarithmic", base=10, scale=2)),
+        ("interval 12h", Schedule("interval", interval_hours=12)),
+    ],
+)
+def test_schedules_are_read_from_text(text: str, expected: Schedule) -> None:
+    assert parse_schedule(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["", "weekly", "linear", "linear 0", "linear 2.5", "fibonacci 3", "interval -1h",
+             "logarithmic 1 2", "logarithmic 10", "linear five", "interval nanh", "linear 5 0h"],
+)  # fmt: skip
+def test_bad_schedules_say_how_to_write_one(text: str) -> None:
+    with pytest.raises(UserInputError):
+        parse_schedule(text)
+
+
+@given(st.text(max_size=40))
+def test_any_text_is_a_schedule_or_a_clear_error(text: str) -> None:
+    try:
+        schedule = parse_schedule(text)
+    except UserInputError as error:
+        assert str(error)
+    else:
+        assert parse_schedule(schedule.spec()) == schedule  # the spec reads back
+
+
+@given(
+    st.sampled_from(["linear", "fibonacci", "logarithmic", "interval"]),
+    st.integers(1, 500),
+    st.floats(1.01, 100),
+    st.floats(0.01, 50),
+    st.floats(0.1, 10_000),
+)
+def test_every_schedule_survives_its_spec(
+    kind: str, every: int, base: float, scale: float, hours: float
+) -> None:
+    schedule = Schedule(kind, every=every if kind == "linear" else 0, interval_hours=hours,
+                        base=base if kind == "logarithmic" else 10.0,
+                        scale=scale if kind == "logarithmic" else 2.0)  # fmt: skip
+    again = parse_schedule(schedule.spec())
+    assert again.kind == kind and again.every == schedule.every
+    assert again.interval_hours == pytest.approx(hours, rel=1e-5)
