@@ -50,7 +50,7 @@ def run(
     clusters, communities, episodes, extraction). Summaries use the configured LLM
     (llm.* settings) when it works, else summaries derived from the memories; their
     facts are kept either way. --auto never applies extraction's suggestions."""
-    from services.rem.cycle import OPERATIONS, run_operations
+    from services.rem.cycle import OPERATIONS, describe_changes, run_operations
 
     context = _context(state, project, as_of)
     selected = list(ops) or list(OPERATIONS)
@@ -99,7 +99,7 @@ def status(state: CliState, as_json: bool) -> None:
 def report(state: CliState, as_json: bool) -> None:
     """Findings waiting for an answer, what ran when and what it changed, and the
     communities of related memories."""
-    from services.rem.cycle import last_runs
+    from services.rem.cycle import describe_changes, last_runs
     from services.rem.findings import FindingStore
     from services.rem.graph import stored_communities
 
@@ -131,19 +131,6 @@ def report(state: CliState, as_json: bool) -> None:
     click.echo(f"{len(pending)} findings wait for you" + (": engram rem review" if pending else ""))
     for finding in pending:
         click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
-
-
-def describe_changes(op: str, changes: dict[str, Any]) -> str:
-    """One line for what an operation that applies itself changed."""
-    if op == "communities":
-        return (
-            f"{changes.get('communities', 0)} communities: {len(changes.get('new', []))} new, "
-            f"{len(changes.get('merged', []))} merged, {len(changes.get('split', []))} split, "
-            f"{len(changes.get('gone', []))} gone; {changes.get('orphans', 0)} orphans"
-        )
-    return ", ".join(
-        f"{key} {value}" for key, value in changes.items() if not isinstance(value, list)
-    )
 
 
 @rem.command(name="review")

@@ -219,3 +219,16 @@ def last_runs(context: RemContext) -> dict[str, dict[str, Any]]:
         }
         for op, at, seconds, count, status, result in rows
     }
+
+
+def describe_changes(op: str, changes: dict[str, Any]) -> str:
+    """One line for what an operation that applies itself changed."""
+    if op == "communities":
+        return (
+            f"{changes.get('communities', 0)} communities: {len(changes.get('new', []))} new, "
+            f"{len(changes.get('merged', []))} merged, {len(changes.get('split', []))} split, "
+            f"{len(changes.get('gone', []))} gone; {changes.get('orphans', 0)} orphans"
+        )
+    return ", ".join(
+        f"{key} {value}" for key, value in changes.items() if not isinstance(value, list)
+    )

@@ -236,7 +236,7 @@ def summarise(
     summary the others. Returns how many the LLM wrote."""
     from services.rem.clusters import write_summary
 
-    written = 0
+    written = asked = 0
     stored = {
         str(cid): (str(members), str(summary))
         for cid, members, summary in _execute(
@@ -251,7 +251,8 @@ def summarise(
         if same and json.loads(same[0]) == community.members and community.id not in changed:
             community.summary = same[1]  # unchanged members: keep the summary written
             continue
-        use_llm = llm is not None and written < MAX_LLM_COMMUNITY_SUMMARIES
+        use_llm = llm is not None and asked < MAX_LLM_COMMUNITY_SUMMARIES
+        asked += use_llm  # rejected prose counts too: the model's time is what is capped
         title, content, how = write_summary(memories, llm if use_llm else None, cite_sources=False)
         written += how == "llm"
         community.summary = f"{title}. {content}" if how == "llm" else content

@@ -10,7 +10,13 @@ import json
 import pytest
 
 from services.rem.cycle import RemContext, run_operations
-from services.rem.graph import compare, detect_communities, refresh_links, stored_communities
+from services.rem.graph import (
+    MAX_LLM_COMMUNITY_SUMMARIES,
+    compare,
+    detect_communities,
+    refresh_links,
+    stored_communities,
+)
 from tests.fakes import ScriptedLLM
 
 
@@ -117,13 +123,17 @@ def test_communities_are_stored_keep_their_ids_and_change_no_memory(
 
 def test_off_topic_model_prose_is_not_a_community_summary(context: RemContext) -> None:
     two_groups(context)
+    for n in range(3):
+        add(context, f"q{n}", f"Queue note {n}: `enqueue_job` retries {n + 2} times.")
     store = context.service.store
     refresh_links(store, context.vectors, context.model_id)
     smartphones = json.dumps(
         {"title": "Smartphones", "summary": "A new perspective on the world of smartphones."}
     )
-    report = detect_communities(store, llm=ScriptedLLM([smartphones] * 4))
-    assert report["llm_summaries"] == 0
+    llm = ScriptedLLM(default=smartphones)
+    report = detect_communities(store, llm=llm)
+    assert report["llm_summaries"] == 0 and report["communities"] == 3
+    assert 0 < len(llm.prompts) <= MAX_LLM_COMMUNITY_SUMMARIES  # rejected answers count
     assert not any("smartphones" in c["summary"].lower() for c in stored_communities(store))
 
 
