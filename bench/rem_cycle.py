@@ -1,18 +1,19 @@
-"""A full consolidation cycle (retention, staleness, duplicates) at 1k and 10k memories.
+"""A full consolidation cycle — every operation, the embedded LLM included — at 1k and
+10k memories.
 
-    python bench/rem_cycle.py [--sizes 1000 10000] [--ops retention staleness duplicates]
+    python bench/rem_cycle.py [--sizes 1000 10000] [--ops retention staleness …]
 
 For each size: copies the embedded data folder (bench/corpus.py builds it once; embedding
 1k memories takes about a minute, 10k about 12 minutes) to a scratch folder, loads the
 corpus's usage log (`usage.jsonl`) into it as bench/staleness.py does, and times
-`engram rem run --op retention --op staleness --op duplicates --as-of
-2026-10-31T23:59:59+00:00 --json` (findings stored, none applied); then, on a fresh copy,
-the same with `--auto` (every recommended option applied). The LLM-based operations are
-not part of the cycle measured (`--ops` adds them). Reports the seconds of each operation
-(from the JSON), the CLI's wall time (process start and opening the services included),
-the findings per
-operation and kind, what --auto applied, and how the time grows from the smallest to the
-largest size. Target: a full cycle on 1,000 memories in ≤ 2 minutes.
+`engram rem run --op … (all of them) --as-of 2026-10-31T23:59:59+00:00 --json` with the
+default settings, so summaries are written by the embedded SmolLM2 (findings stored,
+none applied); then, on a fresh copy, the same with `--auto` (every recommended option
+applied except extraction's suggestions). Reports the seconds of each operation (from
+the JSON), the CLI's wall time (process start, opening the services and loading the
+model included), the findings per operation and kind, what the operations that apply
+themselves changed, what --auto applied, and how the time grows from the smallest to
+the largest size. Target: a full cycle on 1,000 memories in ≤ 2 minutes.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from pathlib import Path
 from corpus import WORK, corpus, embedded_data_dir, engram, read_jsonl, table, update_doc
 from staleness import load_usage
 
+from services.rem.cycle import APPLIED_AT_ONCE, OPERATIONS, describe_changes
+
 AS_OF = "2026-10-31T23:59:59+00:00"
-# The cycle measured: the operations without an LLM. `engram rem run` without --op also
-# runs any operation added since (the LLM-based ones), so they are named.
-OPS = ["retention", "staleness", "duplicates"]
+OPS = list(OPERATIONS)  # the whole cycle, in its order
 TARGET_SIZE = 1000
 TARGET_SECONDS = 120.0
 
@@ -82,8 +83,14 @@ def kinds(operation: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counted.items())) or "—"
 
 
-def moves(operation: dict) -> str:
-    return ", ".join(f"→ {k} {v}" for k, v in sorted(operation["changes"].items())) or "none"
+def outcome(operation: dict) -> str:
+    """Findings by kind, or what an operation that applies itself changed."""
+    if operation["op"] == "retention":
+        moved = ", ".join(f"→ {k} {v}" for k, v in sorted(operation["changes"].items()))
+        return f"tiers {moved or 'unchanged'}"
+    if operation["op"] in APPLIED_AT_ONCE:
+        return describe_changes(operation["op"], operation["changes"]) or "no change"
+    return f"{len(operation['findings'])} ({kinds(operation)})"
 
 
 def measure(size: int, ops: list[str]) -> dict:
@@ -132,18 +139,10 @@ def report(results: list[dict]) -> str:
         by_op = {o["op"]: o for o in r["auto"]["operations"]}
         for operation in r["stored"]["operations"]:
             auto = by_op[operation["op"]]
-            stored_text = (
-                f"{len(operation['findings'])} ({kinds(operation)})"
-                if operation["op"] != "retention"
-                else f"0 (tiers {moves(operation)})"
-            )
-            auto_text = (
-                f"{len(auto['findings'])} ({kinds(auto)})"
-                if auto["op"] != "retention"
-                else f"0 (tiers {moves(auto)})"
-            )
             size = f"{r['size']:,}"
-            found.append([size, operation["op"], stored_text, auto_text, auto["applied"]])
+            found.append(
+                [size, operation["op"], outcome(operation), outcome(auto), auto["applied"]]
+            )
     after = [
         [
             f"{r['size']:,}",
@@ -154,26 +153,29 @@ def report(results: list[dict]) -> str:
         for r in results
     ]
     body = (
-        "## Consolidation cycle (`engram rem run`: retention, staleness, duplicates)\n\n"
+        "## Consolidation cycle (`engram rem run`, every operation)\n\n"
         f"`engram rem run {' '.join('--op ' + o for o in ops)} --as-of {AS_OF} --json` on a "
-        "copy of the embedded folder with the corpus's usage log (`usage.jsonl`) loaded: "
-        "retention (tiers recomputed and applied at once, no findings), staleness and "
-        "forgetting, duplicates. First with the "
-        "findings stored for review and nothing applied, then on a fresh copy with "
-        "`--auto` (every recommended option applied: duplicates merged, unused/idle/"
-        "superseded memories archived; `stale` findings recommend `skip` and stay open). "
-        "Operation seconds are from the JSON; the CLI wall time adds process start-up, "
-        "opening the services (SQLite, the vector index, the embedder) and reconciling the "
-        "indexes with the records. The LLM-based operations "
-        "(clusters and summaries, communities, extraction) are not part of the cycle yet; "
-        "the times below cover the operations named above only.\n\n"
+        "copy of the embedded folder with the corpus's usage log (`usage.jsonl`) loaded, "
+        "default settings: the embedded SmolLM2 writes the prose of at most 4 cluster "
+        "summaries and 2 community summaries a run (the others are derived from the "
+        "memories; prose that is not about its sources is rejected), and the model is "
+        "loaded once, on first use. Retention, links, communities and episodes apply "
+        "themselves; the others store findings. First with the findings stored for review "
+        "and nothing applied, then on a fresh copy with `--auto` (every recommended option "
+        "applied: duplicates merged, unused/idle/superseded memories archived, cluster "
+        "summaries added; `stale` and `unmatched` findings recommend `skip` and stay open; "
+        "extraction's suggestions are never applied by `--auto`). Operation seconds are "
+        "from the JSON; the CLI wall time adds process start-up, opening the services "
+        "(SQLite, the vector index, the embedder) and reconciling the indexes with the "
+        "records.\n\n"
         "Seconds per operation and for the whole run:\n\n"
         + table(
             ["memories", "run", *ops, "operations total", "CLI wall"],
             timing,
         )
-        + "\n\nFindings per operation (count, by kind), and what `--auto` applied:\n\n"
-        + table(["memories", "operation", "findings stored", "findings --auto", "applied"], found)
+        + "\n\nFindings per operation (count, by kind) or what it changed itself, and what "
+        "`--auto` applied:\n\n"
+        + table(["memories", "operation", "stored run", "--auto run", "applied"], found)
         + "\n\nMemories per tier after the `--auto` run:\n\n"
         + table(
             ["memories", "hot", "warm", "cold", "archived", "superseded", "waiting for vectors"],

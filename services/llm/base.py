@@ -14,6 +14,7 @@ It never raises for a bad answer, only for an unavailable model or a cancelled c
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -82,6 +83,21 @@ class ForgetsAnswers(Protocol):
     def forget(self, prompt: str, schema: JSON | None) -> None: ...
 
 
+class TimeBudget:
+    """The seconds an operation may spend on model calls, whatever the machine's load:
+    each call gets at most what is left, and none starts with less than `minimum_s`."""
+
+    def __init__(self, seconds: float, minimum_s: float = 2.0) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.minimum_s = minimum_s
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def allows_a_call(self) -> bool:
+        return self.left() >= self.minimum_s
+
+
 def ask_json(
     llm: LLM,
     prompt: str,
@@ -91,20 +107,25 @@ def ask_json(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     attempts: int = 2,
+    budget: TimeBudget | None = None,
 ) -> JSON | None:
     """Ask for one JSON object matching `schema` (and, if given, accepted by
     `validate`). A malformed or invalid answer is asked again once, with a note saying
     what was wrong; after that the answer is None ("no verdict").
 
-    Raises `LLMUnavailable` (no model), `LLMCancelled`, and `SchemaError` for a schema
-    outside the supported subset (a bug in the caller) — never for a bad answer.
+    Raises `LLMUnavailable` (no model), `LLMTimeout` (also when `budget` is used up),
+    `LLMCancelled`, and `SchemaError` for a schema outside the supported subset (a bug
+    in the caller) — never for a bad answer.
     """
     check_schema(schema)
     if schema.get("type") != "object":
         raise ValueError("ask_json needs a schema whose type is object")
     asked = prompt
     for attempt in range(1, attempts + 1):
-        text = llm.complete(asked, schema=schema, max_tokens=max_tokens, timeout_s=timeout_s)
+        if budget is not None and not budget.allows_a_call():
+            raise LLMTimeout(f"{llm.model_id}: the time for model calls is used up")
+        limit = timeout_s if budget is None else min(timeout_s, budget.left())
+        text = llm.complete(asked, schema=schema, max_tokens=max_tokens, timeout_s=limit)
         value, reason = parse_answer(text, schema)
         if value is not None and validate is not None:
             reason = _rejected_by(validate, value)

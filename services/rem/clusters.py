@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from services.context import derived_compressed, derived_summary
+from services.llm.base import TimeBudget
 from services.memory import Memory, parse_time
 from services.rem.duplicates import (
     code_names,
@@ -125,16 +126,24 @@ def grounded(prose: str, memories: list[Memory]) -> bool:
 
 
 MAX_LLM_SUMMARIES = 4  # per run: SmolLM2 takes ~5 s a summary on two cores; the rest next run
+# Model time per run, whatever the load (a busy machine makes SmolLM2 several times
+# slower); summaries beyond it are derived.
+LLM_SECONDS = 40.0
+SUMMARY_MAX_TOKENS = 160  # an 80-character title and a 400-character summary in JSON
 PROMPT_MEMORIES = 5
 
 
 def write_summary(
-    memories: list[Memory], llm: Any | None, cite_sources: bool = True
+    memories: list[Memory],
+    llm: Any | None,
+    cite_sources: bool = True,
+    budget: TimeBudget | None = None,
 ) -> tuple[str, str, str]:
-    """(title, content, how) for a cluster: LLM prose when available, then every key
-    fact the prose does not state, then (`cite_sources`) the ids it consolidates."""
+    """(title, content, how) for a cluster: LLM prose when available (and the `budget`
+    for model time allows), then every key fact the prose does not state, then
+    (`cite_sources`) the ids it consolidates."""
     title, prose, how = "", "", "derived"
-    if llm is not None:
+    if llm is not None and (budget is None or budget.allows_a_call()):
         try:
             from services.llm.base import ask_json
             from services.llm.prompts import render, schema
@@ -146,6 +155,8 @@ def write_summary(
                 llm,
                 render("summarize_cluster", project=memories[0].project or "", memories=listing),
                 schema("summarize_cluster"),
+                max_tokens=SUMMARY_MAX_TOKENS,
+                budget=budget,
             )
             if answer is not None and grounded(f"{answer['title']} {answer['summary']}", memories):
                 title, prose, how = str(answer["title"]), str(answer["summary"]), "llm"
@@ -186,8 +197,10 @@ def cluster_findings(
     findings = []
     by_size = sorted(range(len(clusters)), key=lambda i: -len(clusters[i]))
     with_llm = set(by_size[:max_llm]) if llm is not None else set()
+    budget = TimeBudget(LLM_SECONDS)
     for number, memories in enumerate(clusters):
-        title, content, how = write_summary(memories, llm if number in with_llm else None)
+        chosen = llm if number in with_llm else None
+        title, content, how = write_summary(memories, chosen, budget=budget)
         findings.append(
             Finding(
                 op="clusters",

@@ -43,6 +43,7 @@ CONTINUES = 0.5  # Jaccard with an earlier community at which it keeps that id
 SHARE = 0.3  # a community takes part in a merge or split with ≥ 30 % of its members
 CENTRAL_MEMBERS = 8  # the members a community summary is written from
 MAX_LLM_COMMUNITY_SUMMARIES = 2  # per run; the rest get a derived summary
+LLM_SECONDS = 20.0  # model time per run, whatever the load
 KIND_WEIGHT = {"consolidates": 1.0, "supersedes": 1.0}
 
 
@@ -234,9 +235,11 @@ def summarise(
     """Fill label and summary from each community's most connected members; the LLM
     writes the prose of the largest changed ones (at most a few per run), a derived
     summary the others. Returns how many the LLM wrote."""
+    from services.llm.base import TimeBudget
     from services.rem.clusters import write_summary
 
     written = asked = 0
+    budget = TimeBudget(LLM_SECONDS)
     stored = {
         str(cid): (str(members), str(summary))
         for cid, members, summary in _execute(
@@ -253,7 +256,9 @@ def summarise(
             continue
         use_llm = llm is not None and asked < MAX_LLM_COMMUNITY_SUMMARIES
         asked += use_llm  # rejected prose counts too: the model's time is what is capped
-        title, content, how = write_summary(memories, llm if use_llm else None, cite_sources=False)
+        title, content, how = write_summary(
+            memories, llm if use_llm else None, cite_sources=False, budget=budget
+        )
         written += how == "llm"
         community.summary = f"{title}. {content}" if how == "llm" else content
     return written
