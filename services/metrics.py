@@ -1,6 +1,12 @@
 """Search metrics: what every search found per source, how long each stage took, its
 top similarity and fallback flags; kept for a retention period and summarised by
-`engram stats`. No query text is stored, only its length."""
+`engram stats`.
+
+No query text is stored: only its length, and the salted hashes of its words
+(`services.query_terms`), counted per UTC day and project in `query_term` (project ''
+for a search of all projects) so the staleness scan can tell which memories recent
+searches never come near. A day's row for the reserved term `*` counts the searches.
+Both are kept for the same retention period."""
 
 from __future__ import annotations
 
@@ -14,8 +20,11 @@ from typing import Any
 import peewee as pw
 
 from services.db import SearchMetricRow
+from services.query_terms import hash_term, query_terms, term_salt
 
 log = logging.getLogger(__name__)
+
+SEARCHES_TERM = "*"  # the row counting a day's searches (a hash is never "*")
 
 
 @dataclass
@@ -53,12 +62,25 @@ class SearchMetricsLog:
         self.batch_size = batch_size
         self._pruned = False
         self._pending: list[dict[str, Any]] = []
+        # (day, project, term) → searches: plain words, in memory until the next flush.
+        self._terms: dict[tuple[str, str, str], int] = {}
 
-    def record(self, metrics: SearchMetrics) -> None:
+    def record(
+        self, metrics: SearchMetrics, query: str | None = None, project: str | None = None
+    ) -> None:
+        """Buffer one search's metrics and, when `query` is given, its words for the
+        (UTC day, `project`) it searched."""
+        now = datetime.now(UTC)
         values = dict(metrics.__dict__)
         values["flags"] = json.dumps(metrics.flags)
-        values["at"] = datetime.now(UTC).isoformat(timespec="milliseconds")
+        values["at"] = now.isoformat(timespec="milliseconds")
         self._pending.append(values)
+        if query is not None:
+            day = now.date().isoformat()
+            bucket = project or ""
+            for term in (SEARCHES_TERM, *query_terms(query)):
+                key = (day, bucket, term)
+                self._terms[key] = self._terms.get(key, 0) + 1
         if len(self._pending) >= self.batch_size:
             self.flush()
 
@@ -66,17 +88,36 @@ class SearchMetricsLog:
         """Store the buffered metrics; a database that cannot be written (locked by
         another process) loses them with a warning rather than failing a search."""
         pending, self._pending = self._pending, []
+        terms, self._terms = self._terms, {}
         try:
             database = SearchMetricRow._meta.database
             with database.atomic():
                 if not self._pruned:
-                    cutoff = (datetime.now(UTC) - timedelta(days=self.retention_days)).isoformat()
-                    SearchMetricRow.delete().where(SearchMetricRow.at < cutoff).execute()
+                    cutoff = datetime.now(UTC) - timedelta(days=self.retention_days)
+                    old = SearchMetricRow.at < cutoff.isoformat()
+                    SearchMetricRow.delete().where(old).execute()
+                    first_day = cutoff.date().isoformat()
+                    database.execute_sql("DELETE FROM query_term WHERE day < ?", [first_day])
                     self._pruned = True
                 if pending:
                     SearchMetricRow.insert_many(pending).execute()
+                if terms:
+                    self._store_terms(database, terms)
         except (pw.DatabaseError, sqlite3.DatabaseError) as error:
             log.warning("%d search metrics not recorded: %s", len(pending), error)
+
+    @staticmethod
+    def _store_terms(database: Any, terms: dict[tuple[str, str, str], int]) -> None:
+        salt = term_salt()
+        rows = [
+            (day, project, term if term == SEARCHES_TERM else hash_term(salt, term), count)
+            for (day, project, term), count in terms.items()
+        ]
+        database.connection().executemany(
+            "INSERT INTO query_term (day, project, term, count) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (day, project, term) DO UPDATE SET count = count + excluded.count",
+            rows,
+        )
 
     def summary(self, days: int | None = None) -> dict[str, Any]:
         self.flush()

@@ -308,7 +308,7 @@ class HybridRetriever:
         metrics.top_similarity = max((s for s, _ in dense.values()), default=None)
         metrics.flags = flags
         if self.metrics_log is not None:
-            self.metrics_log.record(metrics)
+            self.metrics_log.record(metrics, query, flt.project)
         return SearchResponse(results, metrics, flags)
 
     def _fill_dense(

@@ -11,20 +11,35 @@ Staleness and forgetting only propose findings:
   also retrieved often (≥ 5) but not changed for 6 months (worth refreshing);
 - forget: superseded, or unused for 90 days — archive it (never delete). A memory cited
   in the last 14 days, or used recently, is never proposed.
+- unmatched: used before but not in the last 30 days, at least 30 days old, and none of
+  its trigger words (title words, tags, code names that at most 5 % of its project's
+  memories share; see `services.query_terms`) came up
+  in the searches that could have found it in the last 30 days — those of its project
+  and those of all projects, at least 20 of them. Searches are known only as salted
+  hashes of their words, counted per day and project by `services.metrics`. A weak
+  signal: proposed for review with "skip" recommended, so `--auto` never archives it.
+One finding per memory: superseded, unused, stale, idle and refresh come first.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from services.memory import Memory, parse_time
+from services.metrics import SEARCHES_TERM
+from services.query_terms import hash_term, stored_term_salt, trigger_word_forms
 from services.rem.findings import Finding, Option
 from services.store import MemoryStore
 from services.types import Tier
 
 PINNED_TAG = "pinned"
+MIN_RECENT_SEARCHES = 20  # fewer recorded searches say nothing about a memory's words
+RECENT_SEARCH_DAYS = 30
+SHOWN_WORDS = 8
+DISTINCTIVE_SHARE = 0.05  # trigger words in at most 5 % of a project's memories…
+DISTINCTIVE_MIN_MEMORIES = 3  # …or in 3, in a small project
 
 
 @dataclass(frozen=True)
@@ -146,6 +161,7 @@ def staleness_findings(
     now = now or datetime.now(UTC)
     usage = usage_by_memory(store, now)
     findings: list[Finding] = []
+    searches: RecentSearches | None = None
     for memory in store.iter_all():
         if memory.tier is Tier.ARCHIVED or parse_time(memory.created_at) > now:
             continue
@@ -162,11 +178,17 @@ def staleness_findings(
                 findings.append(_forget(memory, reason, "unused"))
             elif age >= policy.stale_after_days:  # flagged for review, not yet archived
                 findings.append(_forget(memory, reason, "stale", recommended="skip"))
-        elif summary is not None and summary.last_use is not None:
-            idle_days = (now - summary.last_use).days
-            if idle_days >= policy.forget_after_days:
+        else:
+            idle_days = None
+            if summary is not None and summary.last_use is not None:
+                idle_days = (now - summary.last_use).days
+            if idle_days is not None and idle_days >= policy.forget_after_days:
                 findings.append(_forget(memory, f"not used for {idle_days} days", "idle"))
-            elif summary.uses >= policy.refresh_min_retrievals and age >= policy.refresh_after_days:
+            elif (
+                summary is not None
+                and summary.uses >= policy.refresh_min_retrievals
+                and age >= policy.refresh_after_days
+            ):
                 findings.append(
                     Finding(
                         op="staleness",
@@ -179,7 +201,139 @@ def staleness_findings(
                         detail={"age_days": age, "uses": summary.uses},
                     )
                 )
+            elif age >= policy.stale_after_days and not _accessed_recently(memory, now, policy):
+                if searches is None:
+                    searches = RecentSearches.load(store, now)
+                finding = _unmatched(memory, searches, idle_days)
+                if finding is not None:
+                    findings.append(finding)
     return findings
+
+
+def _accessed_recently(memory: Memory, now: datetime, policy: RetentionPolicy) -> bool:
+    """The memory's own record of its last access (counters without logged events)."""
+    if memory.last_accessed is None:
+        return False
+    return now - parse_time(memory.last_accessed) < timedelta(days=policy.stale_after_days)
+
+
+@dataclass
+class RecentSearches:
+    """The searches of the last `RECENT_SEARCH_DAYS` up to `now`, per project ('' for
+    searches of all projects): how many, and the hashes of their words."""
+
+    salt: str | None
+    counts: dict[str, int]
+    terms: dict[str, set[str]]
+    frequencies: dict[str, Counter[str]] = field(default_factory=dict)  # memories per word
+    project_sizes: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, store: MemoryStore, now: datetime) -> RecentSearches:
+        first = (now - timedelta(days=RECENT_SEARCH_DAYS)).date().isoformat()
+        last = now.date().isoformat()
+        window = "day >= ? AND day <= ?"
+        salt = stored_term_salt()
+        rows = store.database.execute_sql(
+            f"SELECT project, SUM(count) FROM query_term WHERE {window} AND term = ? "
+            "GROUP BY project",
+            [first, last, SEARCHES_TERM],
+        ).fetchall()
+        counts = {str(project): int(total) for project, total in rows}
+        terms: dict[str, set[str]] = defaultdict(set)
+        if salt is not None and any(n >= MIN_RECENT_SEARCHES for n in cls._totals(counts)):
+            for project, term in store.database.execute_sql(
+                f"SELECT DISTINCT project, term FROM query_term WHERE {window} AND term != ?",
+                [first, last, SEARCHES_TERM],
+            ):
+                terms[str(project)].add(str(term))
+        searches = cls(salt, counts, dict(terms))
+        if terms:
+            searches.count_words(store)
+        return searches
+
+    def count_words(self, store: MemoryStore) -> None:
+        """In how many current memories of each project each trigger word occurs."""
+        self.frequencies = defaultdict(Counter)
+        self.project_sizes = defaultdict(int)
+        for memory in store.iter_all():
+            if memory.tier is Tier.ARCHIVED or memory.superseded:
+                continue
+            project = memory.project or ""
+            self.frequencies[project].update(trigger_word_forms(memory).keys())
+            self.project_sizes[project] += 1
+
+    @staticmethod
+    def _totals(counts: dict[str, int]) -> list[int]:
+        unscoped = counts.get("", 0)
+        return [unscoped] + [n + unscoped for p, n in counts.items() if p]
+
+    def reaching(self, project: str | None) -> tuple[int, int]:
+        """Searches that could have found a memory of `project`: (of the project, of all
+        projects)."""
+        unscoped = self.counts.get("", 0)
+        return (self.counts.get(project, 0) if project else 0), unscoped
+
+    def distinctive(self, memory: Memory) -> dict[str, str]:
+        """The memory's trigger words that few memories of its project share (a word in
+        more than 5 % of them, like "api" or "test", comes up in almost any search and
+        would keep every memory matched)."""
+        forms = trigger_word_forms(memory)
+        frequency = self.frequencies.get(memory.project or "")
+        if frequency is None:
+            return forms
+        size = self.project_sizes.get(memory.project or "", 0)
+        most = max(DISTINCTIVE_MIN_MEMORIES, DISTINCTIVE_SHARE * size)
+        return {term: word for term, word in forms.items() if frequency[term] <= most}
+
+    def matches(self, project: str | None, hashes: set[str]) -> bool:
+        if hashes & self.terms.get("", set()):
+            return True
+        return bool(project) and bool(hashes & self.terms.get(project or "", set()))
+
+
+def _unmatched(memory: Memory, searches: RecentSearches, idle_days: int | None) -> Finding | None:
+    """Used before, but none of its words came up in enough recent searches."""
+    in_project, unscoped = searches.reaching(memory.project)
+    total = in_project + unscoped
+    if searches.salt is None or total < MIN_RECENT_SEARCHES:
+        return None
+    forms = searches.distinctive(memory)
+    if not forms:
+        return None  # nothing distinctive to match: says nothing about the memory
+    hashes = {hash_term(searches.salt, term) for term in forms}
+    if searches.matches(memory.project, hashes):
+        return None
+    words = list(dict.fromkeys(forms.values()))
+    shown = ", ".join(words[:SHOWN_WORDS]) + (", …" if len(words) > SHOWN_WORDS else "")
+    if not memory.project:
+        where = "all projects"
+    elif unscoped:
+        where = f"project {memory.project} or of all projects"
+    else:
+        where = f"project {memory.project}"
+    days = RECENT_SEARCH_DAYS
+    reason = (
+        f"none of its words ({shown}) came up in the last {total} searches of {where} "
+        f"({days} days); it may no longer be needed"
+    )
+    return Finding(
+        op="staleness",
+        kind="unmatched",
+        summary=f"{memory.id} ({memory.title}): {reason}",
+        memory_ids=[memory.id],
+        options=ARCHIVE_OPTIONS,
+        recommended="skip",
+        detail={
+            "reason": reason,
+            "trigger_words": words,
+            "searches": total,
+            "searches_in_project": in_project,
+            "searches_all_projects": unscoped,
+            "days": days,
+            "idle_days": idle_days,
+        },
+    )
 
 
 def _forget(memory: Memory, reason: str, kind: str, recommended: str = "archive") -> Finding:
