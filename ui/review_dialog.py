@@ -109,6 +109,15 @@ class ReviewDialog(QWidget):
             f"1 of {len(self.findings)}<br>{html.escape(finding.summary)}"
         )
         parts = []
+        proposed = finding.proposal()
+        if proposed is not None:
+            title, content = proposed
+            parts.append(
+                f"<p style='background:#eef4fb;padding:6px'><b>Proposed: "
+                f"{code_spans(html.escape(title))}</b><br>"
+                f"{code_spans(html.escape(content)).replace(chr(10), '<br>')}</p>"
+                "<p style='color:#5b6b7f'>From these memories:</p>"
+            )
         for memory in memories:
             parts.append(
                 f"<p><b>{html.escape(memory.title)}</b> <span style='color:#5b6b7f'>"

@@ -156,6 +156,10 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
             choice = given[finding.id]
         else:
             click.echo(f"\n[{number}/{len(pending)}] {finding.kind}: {finding.summary}")
+            proposed = finding.proposal()
+            if proposed is not None:
+                click.echo(f"  proposed: {proposed[0]}")
+                click.echo("    " + proposed[1].replace("\n", "\n    "))
             for memory_id in finding.memory_ids:
                 memory = context.service.store.get(memory_id)
                 click.echo(f"  - {memory_id} ({memory.type.value}): {memory.content[:160]}")

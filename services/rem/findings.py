@@ -59,6 +59,16 @@ class Finding:
 
         raise UserInputError(f"finding {self.id} has no option {name!r} (choose from: {choices})")
 
+    def proposal(self) -> tuple[str, str] | None:
+        """(title, content) of the memory accepting would store — a cluster summary or
+        an extraction draft — for the reviewer to read first; None when it stores none."""
+        draft = self.detail.get("memory")
+        if isinstance(draft, dict) and draft.get("content"):
+            return str(draft.get("title") or ""), str(draft["content"])
+        if self.op == "clusters" and self.detail.get("content"):
+            return str(self.detail.get("title") or ""), str(self.detail["content"])
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["status"] = self.status.value

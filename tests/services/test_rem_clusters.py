@@ -140,3 +140,10 @@ def test_model_time_per_run_is_capped_whatever_the_load(monkeypatch: object) -> 
     assert written.count("llm") == 1 and written.count("derived") == 2
     for finding in findings:
         assert missing_facts(finding.detail["content"], PLANTED) == []
+
+
+def test_the_reviewer_reads_the_proposed_summary() -> None:
+    (finding,) = cluster_findings([PLANTED], None)
+    title, content = finding.proposal() or ("", "")
+    assert title == "Summary of 3 related memories" and "`send_refund_mail`" in content
+    assert finding.kind == "cluster_summary"

@@ -59,3 +59,37 @@ def test_answering_applies_and_moves_on(qtbot: Any, dialog: Any) -> None:
     store = desktop.engram.store
     merged = [m for m in store.all_ids() if store.get(m).superseded_by]
     assert len(merged) == 1
+
+
+def test_a_proposed_memory_is_shown_before_its_sources(qtbot: Any, data_dir: Path) -> None:
+    from services.rem.extraction import THEME_OPTIONS
+    from services.rem.findings import Finding, FindingStore
+
+    engram = open_engram(data_dir, embedder=HashEmbedder())
+    engram.service.add({"id": "s1", "project": "p", "content": "`load_rates` caches 15 min."})
+    draft = {"type": "pattern", "title": "Recurring theme: `load_rates`", "project": "p",
+             "content": "How `load_rates` is used.\nKey facts: 15 min."}  # fmt: skip
+    FindingStore(engram.store).save(
+        [
+            Finding(
+                "extraction",
+                "theme",
+                "`load_rates` came up in 3 work sessions",
+                ["s1"],
+                THEME_OPTIONS,
+                "create",
+                {"memory": draft},
+            )
+        ]
+    )
+    desktop = Desktop(data_dir, engram)
+    runner = TaskRunner()
+    widget = ReviewDialog(desktop, runner)
+    qtbot.addWidget(widget)
+    widget.load()
+    qtbot.waitUntil(lambda: widget.current is not None, timeout=5000)
+    text = widget.body.toPlainText()
+    assert text.index("Proposed: Recurring theme: load_rates") < text.index("caches 15 min")
+    assert "Key facts: 15 min." in text
+    runner.shutdown()
+    desktop.close()
