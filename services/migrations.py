@@ -245,6 +245,111 @@ _REM_GRAPH = _script(
 )
 
 
+# What holds now (issue 6): relative dates resolved at write time, contradiction
+# candidates and verdicts, structured facts, project context with its history, lessons
+# with their versions.
+_WHAT_HOLDS = _script(
+    """
+    CREATE TABLE memory_time (
+        memory_id TEXT NOT NULL,
+        start INTEGER NOT NULL,
+        phrase TEXT NOT NULL,
+        resolved TEXT NOT NULL,
+        resolved_end TEXT,
+        granularity TEXT NOT NULL,
+        PRIMARY KEY (memory_id, start)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX memory_time_resolved ON memory_time (resolved)",
+    """
+    CREATE TABLE contradiction_candidate (
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        cues TEXT NOT NULL DEFAULT '[]',
+        similarity REAL,
+        queued_at TEXT NOT NULL,
+        judged_at TEXT,
+        PRIMARY KEY (a, b)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE contradiction (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        holder TEXT,
+        detected_at TEXT NOT NULL,
+        evidence TEXT NOT NULL DEFAULT '{}',
+        resolved_at TEXT,
+        resolution TEXT,
+        note TEXT,
+        UNIQUE (a, b)
+    )
+    """,
+    "CREATE INDEX contradiction_open ON contradiction (resolved_at)",
+    """
+    CREATE TABLE fact (
+        memory_id TEXT PRIMARY KEY,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        scope TEXT NOT NULL DEFAULT '',
+        confidence REAL NOT NULL DEFAULT 0.5,
+        extracted_by TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX fact_key ON fact (key, scope)",
+    """
+    CREATE TABLE project_context (
+        project TEXT PRIMARY KEY,
+        notes TEXT NOT NULL DEFAULT '',
+        active_files TEXT NOT NULL DEFAULT '[]',
+        todos TEXT NOT NULL DEFAULT '[]',
+        decisions TEXT NOT NULL DEFAULT '[]',
+        catalogue TEXT NOT NULL DEFAULT '{}',
+        updated_at TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE context_history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        saved_at TEXT NOT NULL,
+        catalogue_sha256 TEXT NOT NULL,
+        catalogue_delta TEXT NOT NULL,
+        notes TEXT NOT NULL,
+        active_files TEXT NOT NULL,
+        todos TEXT NOT NULL,
+        decisions TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX context_history_project ON context_history (project, saved_at)",
+    """
+    CREATE TABLE lesson (
+        memory_id TEXT PRIMARY KEY,
+        trigger_text TEXT NOT NULL,
+        action TEXT NOT NULL,
+        rationale TEXT NOT NULL DEFAULT '',
+        version INTEGER NOT NULL DEFAULT 1
+    )
+    """,
+    """
+    CREATE TABLE lesson_version (
+        memory_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        trigger_text TEXT NOT NULL,
+        action TEXT NOT NULL,
+        rationale TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',
+        reason TEXT,
+        session_id TEXT,
+        saved_at TEXT NOT NULL,
+        PRIMARY KEY (memory_id, version)
+    ) WITHOUT ROWID
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _INITIAL),
     Migration("0002_fts5_index", _FTS),
@@ -252,6 +357,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0004_signal_affinity", _SIGNAL_AFFINITY),
     Migration("0005_rem", _REM),
     Migration("0006_rem_graph", _REM_GRAPH),
+    Migration("0007_what_holds", _WHAT_HOLDS),
 )
 
 

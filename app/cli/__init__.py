@@ -5,7 +5,19 @@ from __future__ import annotations
 
 import sys
 
-from app.cli import context, demo, maintenance, memories, profile, rem, search, transfer  # noqa: F401
+from app.cli import (  # noqa: F401
+    context,
+    contradictions,
+    demo,
+    knowledge,
+    maintenance,
+    memories,
+    profile,
+    recall,
+    rem,
+    search,
+    transfer,
+)
 from app.cli.common import cli
 
 
