@@ -12,9 +12,17 @@ from services.rem.schedule import Due, Schedule, due_operations, parse_schedule
 
 def schedules(settings: Any) -> dict[str, Schedule]:
     """Each operation's schedule (`rem.schedule.<op>` settings)."""
+    from app.settings import SCHEMA
     from services.rem.cycle import OPERATIONS
+    from services.rem.schedule import DEFAULT_SCHEDULES
 
-    return {op: parse_schedule(settings.get(f"rem.schedule.{op}")) for op in OPERATIONS}
+    keys = {setting.key for setting in SCHEMA}
+    return {
+        op: parse_schedule(settings.get(f"rem.schedule.{op}"))
+        if f"rem.schedule.{op}" in keys
+        else DEFAULT_SCHEDULES.get(op, Schedule("interval"))
+        for op in OPERATIONS
+    }
 
 
 def rem_context(engram: Any, project: str | None = None, now: datetime | None = None) -> RemContext:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from tests.app.conftest import EngramCli
 
 
@@ -76,10 +78,13 @@ def test_schedules_are_settings(engram_cli: EngramCli) -> None:
     assert engram_cli.ok("config", "get", "rem.schedule.duplicates").stdout.strip() == (
         "linear 10 24h"
     )
-    engram_cli.ok("rem", "run")
+    ran = engram_cli.json("rem", "run", "--op", "duplicates", "--op", "staleness")
+    assert [o["error"] for o in ran["operations"]] == [None, None], ran
     engram_cli.ok("config", "set", "rem.schedule.duplicates", "interval 0.0001h")
+    time.sleep(0.5)  # 0.0001 h = 0.36 s since the last run
     by_op = {o["op"]: o for o in engram_cli.json("rem", "status")["operations"]}
-    assert by_op["duplicates"]["due"] and not by_op["staleness"]["due"]
+    assert by_op["duplicates"]["due"], by_op["duplicates"]
+    assert not by_op["staleness"]["due"], by_op["staleness"]
     bad = engram_cli("config", "set", "rem.schedule.duplicates", "weekly")
     assert bad.exit_code == 2 and "rem.schedule.duplicates" in bad.stderr
     assert "not a schedule" in bad.stderr
