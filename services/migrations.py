@@ -350,6 +350,17 @@ _WHAT_HOLDS = _script(
 )
 
 
+def _lesson_backfill(connection: sqlite3.Connection) -> None:
+    """Every lesson memory gets its structured `lesson` row and version records
+    (`services.lesson_text.backfill`, idempotent; `engram lesson backfill` runs it again
+    for lessons imported later). A partial index finds lesson memories without scanning
+    every memory (the backfill's and the lesson commands' lookup)."""
+    from services.lesson_text import backfill
+
+    connection.execute("CREATE INDEX memory_lesson ON memory (id) WHERE type = 'lesson'")
+    backfill(connection)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _INITIAL),
     Migration("0002_fts5_index", _FTS),
@@ -358,6 +369,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0005_rem", _REM),
     Migration("0006_rem_graph", _REM_GRAPH),
     Migration("0007_what_holds", _WHAT_HOLDS),
+    Migration("0008_lesson_backfill", _lesson_backfill),
 )
 
 

@@ -34,6 +34,8 @@ def answer(service: MemoryService, findings: FindingStore, finding: Finding, opt
 
 
 def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
+    if option == "drop" and isinstance(finding.detail.get("context_todo"), str):
+        return _drop_context_todo(service, finding)
     if finding.op == "duplicates" and option == "merge":
         return _merge(service, finding)
     if option == "archive":
@@ -121,3 +123,10 @@ def _create_suggested(service: MemoryService, finding: Finding) -> bool:
     for source in present:
         link(service, memory.id, source, kind)
     return True
+
+
+def _drop_context_todo(service: MemoryService, finding: Finding) -> bool:
+    """Remove a todo from its project context, with a new snapshot of the context."""
+    from services.project_context import drop_todo
+
+    return drop_todo(service.store, str(finding.detail["project"]), finding.detail["context_todo"])

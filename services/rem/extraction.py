@@ -15,7 +15,11 @@ on its own (`--auto` leaves them alone):
   done: archiving would hide a task that may still be open, and "keep" would silence
   the reminder for good, so the recommended answer changes nothing and the finding waits
   for the user, like the staleness "stale" review. Oldest first, 10 waiting per project
-  at most.
+  at most. A todo of a saved project context (`services.project_context`) that has
+  stayed on its todo list through the snapshots of 5+ work sessions is one too: it has
+  no memory (memory_ids is empty; its finding id hashes the project and the todo), and
+  its options are keep, drop (remove it from the project context, with a new snapshot)
+  and skip (recommended).
 - lesson: a current decision that later pitfalls or fixes of its project are about (2+
   share a code name or an exact file with it), or that was cited or used 3+ times, and
   that no lesson links to or quotes yet. The finding drafts a lesson that keeps the
@@ -35,6 +39,7 @@ summaries leave it out) linked to its sources with the `related` link kind
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import re
 from collections import Counter, defaultdict
@@ -191,6 +196,7 @@ def extraction_findings(
         lessons = [m for m in all_lessons if m.project == project]
         findings.extend(_lessons(project, members, lessons, linked, uses, known))
         findings.extend(_todos(project, members, len(starts), known))
+    findings.extend(_context_todos(store, starts, now, known, findings))
     return findings
 
 
@@ -452,6 +458,66 @@ def _todos(
                 },
             )
         )
+    return findings
+
+
+CONTEXT_TODO_OPTIONS = [
+    Option("keep", "Still to do", "it is still pending; do not ask about it again"),
+    Option("drop", "Done or dropped", "remove it from the project context (a new snapshot)"),
+    Option("skip", "Skip", "decide later; the finding stays open"),
+]
+
+
+def _context_todos(
+    store: MemoryStore,
+    starts: list[datetime],
+    now: datetime,
+    known: _Known,
+    made: list[Finding],
+) -> list[Finding]:
+    """Todos of saved project contexts that every snapshot since the one of 5+ work
+    sessions ago has listed (the longest-standing first)."""
+    from services.project_context import history, projects
+
+    findings: list[Finding] = []
+    for project in projects(store):
+        entries = [e for e in history(store, project) if parse_time(e.saved_at) <= now]
+        if not entries:
+            continue
+        room = known.room("todo", project) - sum(
+            1 for f in made if f.kind == "todo" and f.detail.get("project") == project
+        )
+        candidates = []
+        for todo in entries[-1].todos:
+            first = len(entries) - 1
+            while first > 0 and todo in entries[first - 1].todos:
+                first -= 1
+            since = parse_time(entries[first].saved_at)
+            ago = len(starts) - 1 - max(0, bisect.bisect_right(starts, since) - 1)
+            key = _key("context-todo", project, todo)
+            if ago >= MIN_TODO_SESSIONS and key not in known.keys:
+                candidates.append((since, todo, ago, len(entries) - first, key))
+        for since, todo, ago, snapshots, key in sorted(candidates)[: max(0, room)]:
+            findings.append(
+                Finding(
+                    op=OP,
+                    kind="todo",
+                    summary=f"{todo!r} has been on the todo list of the {project} context for "
+                    f"{ago} work sessions (since {since.date().isoformat()}): still to do?",
+                    memory_ids=[],
+                    options=CONTEXT_TODO_OPTIONS,
+                    recommended="skip",
+                    detail={
+                        "key": key,
+                        "project": project,
+                        "context_todo": todo,
+                        "since": since.isoformat(),
+                        "sessions_ago": ago,
+                        "snapshots": snapshots,
+                    },
+                    id="f-" + hashlib.sha256(key.encode()).hexdigest()[:12],
+                )
+            )
     return findings
 
 
