@@ -33,6 +33,7 @@ from services.errors import NotFoundError, UserInputError
 from services.filters import MemoryFilter
 from services.memory import Memory, now_iso, parse_time, title_from_content
 from services.migrations import FTS_TABLE_SQL, project_token
+from services.time_index import index_times, unindex_times
 from services.types import MemoryType, Scope, Source, Tier, UsageEvent
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
@@ -170,6 +171,8 @@ class MemoryStore:
         self._index_text(memory)
 
     def _index_text(self, memory: Memory) -> None:
+        # Resolved dates of "yesterday", "last Tuesday"… (services.temporal), same transaction.
+        index_times(self.database.connection(), memory.id, memory.content, memory.created_at)
         chunks = chunk_content(memory.content, self.max_chunk_tokens)
         if len(chunks) > 1:
             ChunkRow.insert_many(
@@ -211,6 +214,7 @@ class MemoryStore:
         )
 
     def _unindex_text(self, memory_id: str) -> None:
+        unindex_times(self.database.connection(), memory_id)
         ChunkRow.delete().where(ChunkRow.memory_id == memory_id).execute()
         if self.fts_available():
             self.database.execute_sql("DELETE FROM memory_fts WHERE memory_id = ?", (memory_id,))
@@ -283,6 +287,9 @@ class MemoryStore:
             if text_changed or updated.project != current.project:
                 self._unindex_text(memory_id)
                 self._index_text(updated)
+            elif updated.created_at != current.created_at:  # dates resolve against it
+                connection = self.database.connection()
+                index_times(connection, memory_id, updated.content, updated.created_at)
         return updated
 
     def _delete_rows(self, memory_id: str) -> None:

@@ -209,11 +209,27 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
     engram = state.engram(catch_up=False)
     memory = engram.store.get(memory_id)
     chunks = engram.store.chunks(memory_id)
+    from services.temporal import times_for, with_dates
+    from services.time_index import load_times
+
+    # The dates kept in memory_time (a database not yet backfilled: resolved now).
+    stored = load_times(engram.store.database.connection(), [memory_id]).get(memory_id)
+    times = stored or times_for(memory.content, memory.created_at)
     if as_json:
         data = memory.to_dict()
         data["chunks"] = [
             {"index": c.index, "kind": c.kind, "language": c.language, "tokens": c.token_count}
             for c in chunks
+        ]
+        data["times"] = [
+            {
+                "start": t.start,
+                "phrase": t.phrase,
+                "resolved": t.resolved.isoformat(),
+                "resolved_end": t.resolved_end and t.resolved_end.isoformat(),
+                "granularity": t.granularity,
+            }
+            for t in times
         ]
         emit_json(data)
         return
@@ -230,7 +246,7 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
     if memory.superseded_by:
         out.print(f"[yellow]superseded by {memory.superseded_by}[/yellow]")
     click.echo("")
-    click.echo(memory.content)
+    click.echo(with_dates(memory.content, times))
     if chunks:
         click.echo(f"\n({len(chunks)} chunks)")
 

@@ -1,0 +1,341 @@
+"""Relative dates: every phrase form, resolved against the local date of `created_at`
+(its own UTC offset), across week, month, year and leap-day edges; question recognition;
+rendering; and properties of the phrase finder over arbitrary text."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.temporal import (
+    WEEKDAYS,
+    TimeRef,
+    find_times,
+    is_temporal_question,
+    local_date,
+    phrase_kind,
+    question_kind,
+    times_for,
+    with_dates,
+)
+
+TUESDAY = date(2026, 6, 9)
+
+
+def one(text: str, base: date | str = TUESDAY) -> TimeRef:
+    found = find_times(text, base)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def resolved(text: str, base: date | str = TUESDAY) -> str:
+    return one(text, base).resolved.isoformat()
+
+
+# --- the creation date in its own offset ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("created_at", "expected"),
+    [
+        ("2026-06-10T00:20:00+05:30", "2026-06-09"),  # UTC 2026-06-09T18:50, local the 10th
+        ("2026-06-09T23:40:00-07:00", "2026-06-08"),  # UTC the 10th, local the 9th
+        ("2026-06-09T23:40:00+00:00", "2026-06-08"),
+        ("2026-06-09T23:40:00", "2026-06-08"),  # no offset: UTC
+        ("2026-03-01T00:05:00+01:00", "2026-02-28"),  # UTC still in February
+    ],
+)
+def test_yesterday_uses_the_local_date_of_created_at(created_at: str, expected: str) -> None:
+    assert resolved("Fixed it yesterday.", created_at) == expected
+
+
+def test_local_date_keeps_the_offset() -> None:
+    assert local_date("2026-06-10T00:20:00+05:30") == date(2026, 6, 10)
+    assert local_date("2026-06-09T23:59:00-11:00") == date(2026, 6, 9)
+
+
+# --- every phrase form -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("today", "2026-06-09"),
+        ("this morning", "2026-06-09"),
+        ("this afternoon", "2026-06-09"),
+        ("earlier today", "2026-06-09"),
+        ("later today", "2026-06-09"),
+        ("tonight", "2026-06-09"),
+        ("yesterday", "2026-06-08"),
+        ("last night", "2026-06-08"),
+        ("the day before yesterday", "2026-06-07"),
+        ("tomorrow", "2026-06-10"),
+        ("the day after tomorrow", "2026-06-11"),
+        ("3 days ago", "2026-06-06"),
+        ("three days ago", "2026-06-06"),
+        ("a day ago", "2026-06-08"),
+        ("a week ago", "2026-06-02"),
+        ("two weeks ago", "2026-05-26"),
+        ("2 months ago", "2026-04-09"),
+        ("a year ago", "2025-06-09"),
+        ("in 4 days", "2026-06-13"),
+        ("in ten days", "2026-06-19"),
+        ("in a week", "2026-06-16"),
+        ("in 2 months", "2026-08-09"),
+        ("last Tuesday", "2026-06-02"),  # today is Tuesday: a week back
+        ("last Monday", "2026-06-08"),
+        ("last Wednesday", "2026-06-03"),
+        ("next Tuesday", "2026-06-16"),
+        ("next Wednesday", "2026-06-10"),
+        ("next Monday", "2026-06-15"),
+        ("this Friday", "2026-06-12"),
+        ("this Monday", "2026-06-08"),
+        ("last week", "2026-06-01"),
+        ("this week", "2026-06-08"),
+        ("next week", "2026-06-15"),
+        ("earlier this week", "2026-06-08"),
+        ("later this week", "2026-06-10"),
+        ("last weekend", "2026-06-06"),
+        ("next weekend", "2026-06-20"),
+        ("last month", "2026-05-01"),
+        ("this month", "2026-06-01"),
+        ("next month", "2026-07-01"),
+        ("earlier this month", "2026-06-01"),
+        ("last year", "2025-01-01"),
+    ],
+)
+def test_every_phrase_form(phrase: str, expected: str) -> None:
+    ref = one(f"Note: {phrase} we changed it.")
+    assert ref.resolved.isoformat() == expected
+    assert ref.phrase == phrase
+
+
+@pytest.mark.parametrize(
+    ("phrase", "end", "granularity"),
+    [
+        ("last week", "2026-06-07", "week"),
+        ("next week", "2026-06-21", "week"),
+        ("earlier this week", "2026-06-08", "week"),
+        ("later this week", "2026-06-14", "week"),
+        ("last month", "2026-05-31", "month"),
+        ("next month", "2026-07-31", "month"),
+        ("last year", "2025-12-31", "year"),
+        ("yesterday", None, "day"),
+    ],
+)
+def test_ranges_have_an_end_and_a_granularity(
+    phrase: str, end: str | None, granularity: str
+) -> None:
+    ref = one(phrase)
+    assert (ref.resolved_end.isoformat() if ref.resolved_end else None) == end
+    assert ref.granularity == granularity
+
+
+def test_weekday_conventions_for_every_day_of_the_week() -> None:
+    for offset in range(7):
+        base = date(2026, 6, 8) + timedelta(days=offset)  # Monday .. Sunday
+        for index, name in enumerate(WEEKDAYS):
+            last = one(f"last {name}", base).resolved
+            following = one(f"next {name}", base).resolved
+            assert last.weekday() == index == following.weekday()
+            assert 1 <= (base - last).days <= 7
+            assert 1 <= (following - base).days <= 7
+            this = one(f"this {name}", base).resolved
+            assert this.isocalendar()[:2] == base.isocalendar()[:2]
+
+
+def test_week_edges() -> None:
+    sunday, monday = date(2026, 6, 14), date(2026, 6, 15)
+    assert one("last week", sunday).resolved == date(2026, 6, 1)
+    assert one("last week", monday).resolved == date(2026, 6, 8)
+    assert one("next week", sunday).resolved == monday
+    assert one("next Monday", sunday).resolved == monday
+    assert one("last Sunday", monday).resolved == sunday
+    assert one("earlier this week", monday).resolved_end == monday  # nothing before it
+    assert one("later this week", sunday).resolved == sunday
+    # a week that crosses the year
+    assert one("last week", date(2027, 1, 1)).resolved == date(2026, 12, 21)
+    assert one("next week", date(2026, 12, 30)).resolved == date(2027, 1, 4)
+
+
+def test_month_and_year_edges() -> None:
+    assert one("last month", date(2026, 1, 15)).resolved == date(2025, 12, 1)
+    assert one("last month", date(2026, 3, 31)).resolved_end == date(2026, 2, 28)
+    assert one("next month", date(2026, 12, 31)).resolved == date(2027, 1, 1)
+    assert one("yesterday", date(2026, 3, 1)).resolved == date(2026, 2, 28)
+    assert one("tomorrow", date(2026, 12, 31)).resolved == date(2027, 1, 1)
+    assert one("a month ago", date(2026, 5, 31)).resolved == date(2026, 4, 30)
+    assert one("in 1 month", date(2026, 1, 31)).resolved == date(2026, 2, 28)
+
+
+def test_leap_day() -> None:
+    assert one("yesterday", date(2028, 3, 1)).resolved == date(2028, 2, 29)
+    assert one("tomorrow", date(2028, 2, 28)).resolved == date(2028, 2, 29)
+    assert one("a year ago", date(2028, 2, 29)).resolved == date(2027, 2, 28)
+    assert one("last month", date(2028, 3, 15)).resolved_end == date(2028, 2, 29)
+
+
+def test_on_weekday_follows_the_tense_and_is_marked_inferred() -> None:
+    past = one("We deployed on Friday and it held.")
+    future = one("The freeze starts on Friday.")
+    assert past.resolved == date(2026, 6, 5) and past.inferred
+    assert future.resolved == date(2026, 6, 12) and future.inferred
+    assert one("Deployed on Tuesday.").resolved == TUESDAY
+
+
+def test_what_is_not_a_date() -> None:
+    for text in (
+        "one created a moment ago may be missing",
+        "records created before the last migration",
+        "Worth re-checking after the next clsx upgrade.",
+        "puts late-evening deploys on the next day",
+        "renamed in the last release",
+        "the yesterday_cache table",
+        "see todays-report.md",
+    ):
+        assert find_times(text, TUESDAY) == [], text
+
+
+def test_several_phrases_in_text_order() -> None:
+    refs = find_times("Broke yesterday, fixed today, ships next week.", TUESDAY)
+    assert [r.phrase for r in refs] == ["yesterday", "today", "next week"]
+    assert [r.kind for r in refs] == ["yesterday", "today", "next week"]
+
+
+def test_phrase_kind() -> None:
+    assert phrase_kind("last Saturday") == "last <weekday>"
+    assert phrase_kind("three days ago") == "<n> days ago"
+    assert phrase_kind("in 4 days") == "in <n> days"
+    assert phrase_kind("yesterday") == "yesterday"
+    assert phrase_kind("last week") == "last week"
+
+
+def test_malformed_created_at_gives_nothing() -> None:
+    assert times_for("fixed yesterday", "not a time") == []
+    assert times_for("fixed yesterday", "") == []
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def test_with_dates_puts_the_date_after_each_phrase() -> None:
+    text = "Broke yesterday; review next week."
+    shown = with_dates(text, find_times(text, TUESDAY))
+    assert shown == "Broke yesterday (2026-06-08); review next week (2026-06-15 to 2026-06-21)."
+
+
+def test_with_dates_ignores_stale_resolutions() -> None:
+    text = "Broke yesterday."
+    stale = TimeRef(0, "yesterday", date(2026, 1, 1), None, "day", "yesterday")
+    assert with_dates(text, [stale]) == text
+
+
+# --- questions -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did hotfix 1.2.12 ship?",
+        "when is the SHIP-1012 demo?",
+        "On what date was release 3.2.10 rolled back?",
+        "What date does the code freeze start?",
+        "How long ago was the staging data restored?",
+        "What day did we pin pydantic?",
+        "Which day was PR #2013 merged?",
+        "Since when is the v1 endpoint off?",
+        "How many days since the outage?",
+    ],
+)
+def test_temporal_questions(question: str) -> None:
+    assert is_temporal_question(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do we store money amounts?",
+        "what happens when the token expires",
+        "Why did we pick SQLite?",
+        "design decisions behind pdf.py",
+        "",
+    ],
+)
+def test_other_questions(question: str) -> None:
+    assert not is_temporal_question(question)
+
+
+def test_question_kinds() -> None:
+    assert question_kind("How long ago was the outage?") == "how_long"
+    assert question_kind("What day of the week was the outage?") == "weekday"
+    assert question_kind("When was the outage?") == "date"
+    assert question_kind("Where is the config?") == ""
+
+
+# --- properties ------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "yesterday",
+        "today",
+        "last ",
+        "next ",
+        "this ",
+        "on ",
+        "week",
+        "month",
+        "year",
+        "weekend",
+        " days ago",
+        "in ",
+        "3",
+        "9999",
+        "a",
+        "the day before ",
+        "earlier ",
+        *WEEKDAYS,
+        "Tuesday",
+        " ",
+        ".",
+        "\n",
+        "-",
+        "_",
+    ]
+)
+_TEXT = st.one_of(
+    st.text(max_size=200), st.lists(_PIECES | st.text(max_size=5), max_size=30).map("".join)
+)
+_DATES = st.dates(min_value=date(1900, 1, 1), max_value=date(2200, 12, 31))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, _DATES)
+def test_any_text_resolves_within_a_sane_window(text: str, base: date) -> None:
+    for ref in find_times(text, base):
+        assert text[ref.start : ref.end] == ref.phrase
+        assert abs((ref.resolved - base).days) <= 51 * 366
+        if ref.resolved_end is not None:
+            assert ref.resolved <= ref.resolved_end
+            assert (ref.resolved_end - ref.resolved).days <= 366
+        assert ref.granularity in {"day", "week", "month", "year"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT, st.sampled_from(["+05:30", "-11:00", "+14:00", "+00:00", ""]))
+def test_any_text_and_offset_never_raise(text: str, offset: str) -> None:
+    refs = times_for(text, f"2026-06-10T00:20:00{offset}")
+    rendered = with_dates(text, refs)
+    assert len(rendered) >= len(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_DATES)
+def test_relative_days_match_plain_arithmetic(base: date) -> None:
+    assert one("yesterday", base).resolved == base - timedelta(days=1)
+    assert one("tomorrow", base).resolved == base + timedelta(days=1)
+    assert one("5 days ago", base).resolved == base - timedelta(days=5)
+    assert one("in 3 weeks", base).resolved == base + timedelta(days=21)
+    assert one("last week", base).resolved.weekday() == 0
