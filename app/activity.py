@@ -36,7 +36,21 @@ def build_assembler(engram: Engram) -> ContextAssembler:
 
         raise UserInputError("the context.share_* settings are all 0; give a tier a share")
     split = TierSplit(*(share / total for share in shares))
-    return ContextAssembler(settings.get("context.budget"), split)
+    return ContextAssembler(
+        settings.get("context.budget"), split, alerts=contradiction_alerts(engram)
+    )
+
+
+def contradiction_alerts(engram: Engram) -> Any:
+    """Tier-1 warnings: unresolved contradictions of the predicted memories (or else of
+    the project)."""
+    from services.contradictions import alerts
+
+    def warn(prediction: Any) -> list[str]:
+        ids = [c.memory.id for c in (*prediction.critical, *prediction.relevant)]
+        return alerts(engram.service.store, prediction.project, ids)
+
+    return warn
 
 
 def secret_patterns(engram: Engram) -> tuple[str, ...]:

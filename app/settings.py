@@ -89,6 +89,7 @@ _OPERATION_WORDS = {
     "retention": "retention and tiers",
     "staleness": "the staleness scan",
     "duplicates": "duplicate detection",
+    "contradictions": "judging contradiction candidates",
     "links": "linking related memories",
     "communities": "community detection",
     "extraction": "knowledge extraction (suggestions)",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -212,10 +212,14 @@ class ContextAssembler:
         budget: int = DEFAULT_BUDGET,
         split: TierSplit = TierSplit(),
         counter: TokenCounter = count_tokens,
+        alerts: Callable[[Prediction], Sequence[str]] | None = None,
     ) -> None:
         self.budget = validate_budget(budget)
         self.split = split
         self.counter = counter
+        # Warnings for the critical tier (unresolved contradictions), one line each; they
+        # take at most half of its budget, the rest stays for its memories.
+        self.alerts = alerts
 
     def assemble(
         self,
@@ -240,9 +244,12 @@ class ContextAssembler:
             prediction.relevant,
             prediction.background,
         ]
+        warnings = list(self.alerts(prediction)) if self.alerts is not None else []
         for number in (1, 2, 3):
             share = int(available * shares[number - 1]) + carry
-            tier = self._fill_tier(number, share, candidate_lists[number - 1], profile_text)
+            tier = self._fill_tier(
+                number, share, candidate_lists[number - 1], profile_text, warnings
+            )
             carry = max(0, share - tier.tokens)
             tiers.append(tier)
         index_budget = max(0, available - sum(t.tokens for t in tiers))
@@ -284,7 +291,12 @@ class ContextAssembler:
         return f"<engram-context {' '.join(attributes)}>\n{inner}\n</engram-context>"
 
     def _fill_tier(
-        self, number: int, budget: int, candidates: Sequence[Candidate], profile: str | None
+        self,
+        number: int,
+        budget: int,
+        candidates: Sequence[Candidate],
+        profile: str | None,
+        warnings: Sequence[str] = (),
     ) -> TierResult:
         tier = TierResult(number, budget)
         heading = f"## {TIER_NAMES[number]}"
@@ -293,6 +305,11 @@ class ContextAssembler:
             extra = f"About the user:\n{profile}"
             if self.counter(f"{heading}\n{extra}") > budget:
                 extra = ""
+        if number == 1 and warnings:
+            lines = list(warnings)
+            while lines and self.counter(heading + "\n" + "\n".join(lines)) > budget // 2:
+                lines.pop()
+            extra = "\n".join(lines)
         fixed = self.counter(f"{heading}\n{extra}" if extra else heading)
         if not candidates and not extra:
             return tier

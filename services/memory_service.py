@@ -2,7 +2,9 @@
 step: add, edit, delete, import, ingest `MEMORY:` lines, search, record usage.
 
 A write lands in SQLite first (the source of truth, with its FTS rows in the same
-transaction); embedding follows and, if it fails, the record stays queued.
+transaction); embedding follows and, if it fails, the record stays queued. An added or
+edited memory also queues its contradiction candidates (lexical, a few ms; judged later
+by the REM `contradictions` operation, which covers imports in bulk).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.capture import parse_memory_lines
+from services.contradictions import queue_on_write
 from services.errors import Problem
 from services.filters import MemoryFilter
 from services.indexing import Indexer
@@ -56,6 +59,7 @@ class MemoryService:
 
             raise ValidationFailed("the memory is invalid; nothing was stored", problems)
         self.store.add(memory)
+        queue_on_write(self.store, memory)
         if embed:
             self.indexer.index([memory])
         return memory
@@ -69,6 +73,8 @@ class MemoryService:
             getattr(before, name) != getattr(updated, name)
             for name in ("title", "content", "tags", "file_refs", "project")
         )
+        if changed and updated.superseded_by is None:
+            queue_on_write(self.store, updated)
         if changed and embed:
             self.indexer.remove(before)
             self.indexer.index([updated])

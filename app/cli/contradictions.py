@@ -1,3 +1,112 @@
 """`engram contradictions`: memories that disagree, how they were resolved, and resolving them."""
 
 from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state
+
+
+@cli.group()
+def contradictions() -> None:
+    """Memories that disagree. The REM `contradictions` operation finds them (rule-based
+    cues; the LLM only breaks ties); resolving one supersedes the memory that no longer
+    holds (kept, found with --mode deep), never deletes it."""
+
+
+def _line(record: Any, memories: dict[str, Any]) -> str:
+    def short(memory_id: str) -> str:
+        memory = memories[memory_id]
+        mark = " [superseded]" if memory.superseded_by else ""
+        return f"{memory_id}{mark}: {' '.join(memory.content.split())[:100]}"
+
+    state = (
+        f"resolved {record.resolution} at {record.resolved_at}"
+        + (f" ({record.note})" if record.note else "")
+        if record.resolved
+        else "unresolved"
+    )
+    holds = f", {record.holder} holds" if record.holder else ""
+    conflicts = record.evidence.get("cues", {}).get("conflicts", [])
+    about = (
+        f" — {conflicts[0]['attribute']}: {conflicts[0]['a']} vs {conflicts[0]['b']}"
+        if conflicts
+        else ""
+    )
+    return (
+        f"#{record.id} {record.kind}{holds}{about} ({state}; found {record.detected_at})\n"
+        f"  A {short(record.a)}\n  B {short(record.b)}"
+    )
+
+
+@contradictions.command(name="list")
+@click.option("--all", "show_all", is_flag=True, help="Resolved ones too.")
+@click.option("--project", "-p", default=None, help="Only this project.")
+@json_option
+@pass_state
+@handle_errors
+def list_(state: CliState, show_all: bool, project: str | None, as_json: bool) -> None:
+    """Unresolved contradictions (with --all, resolved ones too), newest first."""
+    from services.contradictions import listing, queued_count
+
+    store = state.engram(catch_up=False).store
+    records = listing(store, include_resolved=show_all, project=project)
+    if as_json:
+        emit_json({"contradictions": [r.to_dict() for r in records], "queue": queued_count(store)})
+        return
+    if not records:
+        waiting = queued_count(store)["waiting"]
+        tail = f"; {waiting} candidate pairs wait for `engram rem run --op contradictions`"
+        click.echo(
+            "no contradictions"
+            + (" to resolve" if not show_all else "")
+            + (tail if waiting else "")
+        )
+        return
+    memories = store.get_many({i for r in records for i in (r.a, r.b)})
+    for record in records:
+        click.echo(_line(record, memories))
+
+
+@contradictions.command(name="resolve")
+@click.argument("contradiction_id", type=int)
+@click.option(
+    "--resolution",
+    "-r",
+    required=True,
+    type=click.Choice(["a_wins", "b_wins", "both_valid", "merged"]),
+    help="a_wins / b_wins: the other memory is superseded (valid_to, superseded_by; "
+    "kept); both_valid: both hold; merged: both are superseded by --into.",
+)
+@click.option("--note", default=None, help="Why (kept with the resolution).")
+@click.option("--into", default=None, help="merged: the memory that merges both.")
+@json_option
+@pass_state
+@handle_errors
+def resolve_(
+    state: CliState,
+    contradiction_id: int,
+    resolution: str,
+    note: str | None,
+    into: str | None,
+    as_json: bool,
+) -> None:
+    """Resolve contradiction ID (see `engram contradictions list`)."""
+    from services.contradictions import get, resolve
+
+    store = state.engram(catch_up=False).store
+    changed = resolve(store, contradiction_id, resolution, note, into)
+    record = get(store, contradiction_id)
+    if as_json:
+        emit_json({"contradiction": record.to_dict(), "changed": changed})
+        return
+    if resolution in ("a_wins", "b_wins"):
+        winner, loser = (record.a, record.b) if resolution == "a_wins" else (record.b, record.a)
+        click.echo(
+            f"#{record.id}: {winner} holds; {loser} is superseded by it (kept; "
+            "`engram search --mode deep` still finds it)"
+        )
+    else:
+        click.echo(f"#{record.id}: {resolution}" + (" (memories changed)" if changed else ""))

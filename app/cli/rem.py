@@ -46,10 +46,11 @@ def run(
     only_due: bool,
     as_json: bool,
 ) -> None:
-    """Run consolidation operations now (retention, staleness, duplicates, links,
-    clusters, communities, episodes, extraction). Summaries use the configured LLM
-    (llm.* settings) when it works, else summaries derived from the memories; their
-    facts are kept either way. --auto never applies extraction's suggestions."""
+    """Run consolidation operations now (retention, staleness, duplicates,
+    contradictions, links, clusters, communities, episodes, extraction). Summaries use
+    the configured LLM (llm.* settings) when it works, else summaries derived from the
+    memories; their facts are kept either way. --auto never applies extraction's
+    suggestions."""
     from services.rem.cycle import OPERATIONS, describe_changes, run_operations
 
     context = _context(state, project, as_of)

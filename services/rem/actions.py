@@ -36,6 +36,8 @@ def answer(service: MemoryService, findings: FindingStore, finding: Finding, opt
 def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
     if option == "drop" and isinstance(finding.detail.get("context_todo"), str):
         return _drop_context_todo(service, finding)
+    if finding.op == "contradictions" and option in ("a_wins", "b_wins", "both_valid"):
+        return _resolve_contradiction(service, finding, option)
     if finding.op == "duplicates" and option == "merge":
         return _merge(service, finding)
     if option == "archive":
@@ -130,3 +132,14 @@ def _drop_context_todo(service: MemoryService, finding: Finding) -> bool:
     from services.project_context import drop_todo
 
     return drop_todo(service.store, str(finding.detail["project"]), finding.detail["context_todo"])
+
+
+def _resolve_contradiction(service: MemoryService, finding: Finding, option: str) -> bool:
+    """a_wins / b_wins: the loser is superseded (valid_to, superseded_by; kept);
+    both_valid: recorded, not proposed again."""
+    from services.contradictions import for_pair, resolve
+
+    record = for_pair(service.store, finding.memory_ids[0], finding.memory_ids[1])
+    if record is None or record.resolved:
+        return False  # resolved meanwhile (`engram contradictions resolve`)
+    return resolve(service.store, record.id, option, "answered in review", finding_answered=True)

@@ -32,6 +32,7 @@ class RemContext:
     llm: Any | None = None  # an LLM (services.llm) for prose; None: derived summaries
     session_gap_minutes: float = 30.0
     notes: dict[str, Any] = field(default_factory=dict)
+    dry_run: bool = False  # set by run_operations: operations that keep books write none
 
 
 def duplicates_operation(context: RemContext) -> list[Finding]:
@@ -95,6 +96,23 @@ def communities_operation(context: RemContext) -> list[Finding]:
     return []
 
 
+def contradictions_operation(context: RemContext) -> list[Finding]:
+    """Queue candidate pairs (neighbours and cues), judge them (cues, the LLM only to
+    break ties), record contradictions; one finding each. Changes no memory: a loser is
+    superseded only through an answer or `engram contradictions resolve`."""
+    from services.contradictions import run
+
+    findings, context.notes["contradictions"] = run(
+        context.service.store,
+        context.vectors,
+        context.model_id,
+        context.llm,
+        context.project,
+        dry_run=context.dry_run,
+    )
+    return findings
+
+
 def extraction_operation(context: RemContext) -> list[Finding]:
     from services.rem.extraction import extraction_findings
 
@@ -106,6 +124,7 @@ OPERATIONS: dict[str, Operation] = {
     "retention": retention_operation,
     "staleness": staleness_operation,
     "duplicates": duplicates_operation,
+    "contradictions": contradictions_operation,
     "links": links_operation,
     "clusters": clusters_operation,
     "communities": communities_operation,
@@ -163,6 +182,7 @@ def run_operations(
         )
     store = context.service.store
     findings = FindingStore(store)
+    context.dry_run = dry_run
     reports: list[OperationReport] = []
     for name in names:
         started_at = now_iso()

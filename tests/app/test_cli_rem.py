@@ -21,6 +21,7 @@ def test_run_json_contract_and_review(engram_cli: EngramCli) -> None:
         "retention",
         "staleness",
         "duplicates",
+        "contradictions",
         "links",
         "clusters",
         "communities",

@@ -1,0 +1,60 @@
+"""`engram contradictions list|resolve`, and contradictions in `engram rem review`."""
+
+from __future__ import annotations
+
+from tests.app.conftest import EngramCli
+
+NO_MODEL = {"ENGRAM_LLM_PROVIDER": "gguf"}  # no GGUF file set: the cues decide alone
+
+
+def seed(cli: EngramCli) -> None:
+    cli.add("`settle_batch` times out after 5 seconds.", "--project", "shop", "--id", "old")
+    cli.add(
+        "We changed the timeout of `settle_batch` from 5s to 30s.",
+        "--project", "shop", "--id", "new",
+    )  # fmt: skip
+    cli.add("Money is stored in cents.", "--project", "shop", "--id", "other")
+
+
+def test_list_and_resolve(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    assert "candidate pairs wait" in engram_cli.ok("contradictions", "list").stdout
+    run = engram_cli.json("rem", "run", "--op", "contradictions", env=NO_MODEL)
+    (operation,) = run["operations"]
+    assert operation["error"] is None and operation["changes"]["supersedes"] == 1
+    listed = engram_cli.json("contradictions", "list")
+    (record,) = listed["contradictions"]
+    # Added within one second: the order of the pair is by id then; the holder is not.
+    assert {record["a"], record["b"]} == {"old", "new"} and record["kind"] == "supersedes"
+    assert record["holder"] == "new" and record["resolution"] is None
+    new_wins = "a_wins" if record["a"] == "new" else "b_wins"
+    text = engram_cli.ok("contradictions", "list").stdout
+    assert f"#{record['id']} supersedes, new holds" in text and "timeout: " in text
+
+    bad = engram_cli("contradictions", "resolve", str(record["id"]), "--resolution", "maybe")
+    assert bad.exit_code == 2
+    done = engram_cli.ok(
+        "contradictions", "resolve", str(record["id"]), "-r", new_wins, "--note", "rolled out"
+    )
+    assert "old is superseded by it" in done.stdout
+    assert engram_cli.json("show", "old")["superseded_by"] == "new"
+    assert "old" not in engram_cli.ids()  # hidden from the standard listing
+    assert "old" in engram_cli.ids("--mode", "deep")  # kept, found in deep mode
+    assert engram_cli.json("contradictions", "list")["contradictions"] == []
+    (resolved,) = engram_cli.json("contradictions", "list", "--all")["contradictions"]
+    assert resolved["resolution"] == new_wins and resolved["note"] == "rolled out"
+    assert engram_cli.json("rem", "report")["pending"] == []  # its finding was answered
+    again = engram_cli("contradictions", "resolve", str(record["id"]), "-r", "a_wins")
+    assert again.exit_code != 0 and "already resolved" in again.stderr
+
+
+def test_review_resolves_a_contradiction(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    run = engram_cli.json("rem", "run", "--op", "contradictions", env=NO_MODEL)
+    (finding,) = run["operations"][0]["findings"]
+    assert finding["recommended"] == ("a_wins" if finding["memory_ids"][0] == "new" else "b_wins")
+    result = engram_cli.ok("rem", "review", "--answer", f"{finding['id']}=both_valid")
+    assert "both_valid" in result.stdout
+    (record,) = engram_cli.json("contradictions", "list", "--all")["contradictions"]
+    assert record["resolution"] == "both_valid"
+    assert engram_cli.json("show", "old").get("superseded_by") is None

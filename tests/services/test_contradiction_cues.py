@@ -1,0 +1,156 @@
+"""Deterministic contradiction cues: values by kind and attribute, old values in change
+wording, same subject, and the score they add up to (property tests over generated
+statements, plus the corner cases that once went wrong)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.contradiction_cues import Reading, compare, holder, read, sentence_statements
+
+NAMES = st.from_regex(r"[a-z]{3,8}_[a-z]{3,8}", fullmatch=True)
+
+# (attribute, a statement with {s} and {v}, a later change from {old} to {v}, values)
+FRAMES = [
+    ("timeout", "`{s}` times out after {v} seconds.",
+     "We changed the timeout of `{s}` from {old}s to {v}s.", ["5", "10", "30", "120"]),
+    ("retries", "`{s}` retries failed calls {v} times with backoff.",
+     "`{s}` retries {v} times now (previously {old}).", ["2", "3", "4", "8"]),
+    ("batch size", "`{s}` processes rows in batches of {v}.",
+     "`{s}` processes {v} rows per batch now instead of {old}.", ["50", "100", "500"]),
+    ("rate limit", "`{s}` is rate-limited to {v} calls per minute.",
+     "`{s}` allows {v} calls a minute now instead of {old}.", ["30", "60", "600"]),
+    ("size limit", "`{s}` rejects payloads larger than {v} MB.",
+     "`{s}` accepts up to {v} MB now instead of {old} MB.", ["1", "2", "25"]),
+    ("cache ttl", "`{s}` caches its results for {v} minutes.",
+     "The cache lifetime in `{s}` went from {old} to {v} minutes.", ["2", "15", "60"]),
+    ("database", "`{s}` keeps its records in {v}.",
+     "We migrated `{s}` from {old} to {v}; {old} is no longer used.",
+     ["PostgreSQL", "MySQL", "SQLite", "MongoDB"]),
+    ("error reporting", "Errors from `{s}` are reported to {v}.",
+     "We switched error reporting for `{s}` from {old} to {v}.", ["Sentry", "Rollbar", "Datadog"]),
+    ("log level", "`{s}` logs at {v} level in production.",
+     "We changed the production log level of `{s}` from {old} to {v}.", ["DEBUG", "INFO", "ERROR"]),
+]  # fmt: skip
+FRAME = st.sampled_from(FRAMES)
+
+
+def reading(text: str, memory_id: str, day: int) -> Reading:
+    return read(memory_id, "", text, (), f"2026-03-{day:02d}T10:00:00+00:00")
+
+
+@settings(max_examples=60, deadline=None)
+@given(FRAME, NAMES, st.data())
+def test_same_subject_different_value_is_a_contradiction(frame, name, data) -> None:  # type: ignore[no-untyped-def]
+    attribute, statement, _, values = frame
+    first, second = data.draw(
+        st.lists(st.sampled_from(values), min_size=2, max_size=2, unique=True)
+    )
+    a = reading(statement.format(s=name, v=first), "a", 1)
+    b = reading(statement.format(s=name, v=second), "b", 2)
+    cues = compare(a, b)
+    assert [c["attribute"] for c in cues.conflicts] == [attribute]
+    assert cues.score() >= 0.5
+    assert holder(a, b, cues) == "b"  # the later memory holds without other evidence
+    assert compare(b, a).score() == cues.score()  # symmetric
+
+
+@settings(max_examples=60, deadline=None)
+@given(FRAME, NAMES, st.data())
+def test_the_same_value_again_is_no_contradiction(frame, name, data) -> None:  # type: ignore[no-untyped-def]
+    _, statement, _, values = frame
+    value = data.draw(st.sampled_from(values))
+    a = reading(statement.format(s=name, v=value), "a", 1)
+    b = reading(statement.format(s=name, v=value), "b", 2)
+    assert not compare(a, b).conflicts and compare(a, b).score() < 0.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(FRAME, NAMES, NAMES, st.data())
+def test_another_subject_is_no_contradiction(frame, name, other, data) -> None:  # type: ignore[no-untyped-def]
+    _, statement, _, values = frame
+    first, second = data.draw(
+        st.lists(st.sampled_from(values), min_size=2, max_size=2, unique=True)
+    )
+    if name == other:
+        return
+    a = reading(statement.format(s=name, v=first), "a", 1)
+    b = reading(statement.format(s=other, v=second), "b", 2)
+    assert compare(a, b).score() == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(FRAME, NAMES, st.data())
+def test_an_explicit_change_supersedes_and_names_the_holder(frame, name, data) -> None:  # type: ignore[no-untyped-def]
+    attribute, statement, change, values = frame
+    old, new = data.draw(st.lists(st.sampled_from(values), min_size=2, max_size=2, unique=True))
+    a = reading(statement.format(s=name, v=old), "a", 1)
+    b = reading(change.format(s=name, v=new, old=old), "b", 2)
+    assert b.old(attribute), b.statements  # the old value is read as old
+    cues = compare(a, b)
+    assert cues.replaces == "b" and cues.score() >= 0.8
+    assert holder(a, b, cues) == "b"
+    # Even written earlier (a clock skew, an import), the change says which one holds.
+    early = reading(change.format(s=name, v=new, old=old), "b", 1)
+    late = reading(statement.format(s=name, v=old), "a", 2)
+    assert holder(early, late, compare(early, late)) == "b"
+
+
+def test_values_compare_by_kind_and_unit() -> None:
+    a = reading("`poll_jobs` caches its results for 5 minutes.", "a", 1)
+    same = reading("`poll_jobs` results are cached for 300 seconds.", "b", 2)
+    other_kind = reading("`poll_jobs` logs at INFO level; logs are retained for 30 days.", "c", 3)
+    assert not compare(a, same).conflicts  # 5 min == 300 s
+    assert compare(a, other_kind).score() == 0.0  # a cache TTL and a retention do not meet
+
+
+def test_a_statement_that_holds_whatever_the_value_is_compatible() -> None:
+    a = reading("Results of `shadow_lock` are cached for 15 min.", "a", 1)
+    note = reading(
+        "Admin tools can make `shadow_lock` bypass its cache with a force option.", "b", 2
+    )
+    assert compare(a, note).score() == 0.0
+
+
+def test_plain_words_are_not_tool_names() -> None:
+    assert not sentence_statements("Outgoing requests from the share dialog are logged.")
+    assert sentence_statements("The share dialog makes outgoing HTTP calls with requests.")
+    assert not sentence_statements("Use early returns instead of nested conditionals in httpx.")
+
+
+def test_subjects_without_code_names_use_rare_words_and_files() -> None:
+    a = read("a", "", "Access tokens expire after 15 minutes.", ["src/auth/**"], "2026-01-01")
+    b = read("b", "", "Refresh tokens expire after 30 days.", ["src/auth/refresh/**"], "2026-01-02")
+    text = "Access tokens now expire after 5 minutes instead of 15."
+    c = read("c", "", text, ["src/auth/**"], "2026-01-03")
+    weights = {"access": 3.0, "refresh": 3.0, "tokens": 0.5, "expire": 0.5}
+    assert compare(a, b, weights).score() < 0.5
+    assert compare(a, c, weights).score() >= 0.8 and compare(a, c, weights).replaces == "c"
+
+
+def test_negation_alone_is_a_tie_for_the_model() -> None:
+    a = reading("We deploy the billing service on Fridays after the freeze.", "a", 1)
+    b = reading("We never deploy the billing service on Fridays after the freeze.", "b", 2)
+    cues = compare(a, b)
+    assert cues.negation and 0.35 <= cues.score() < 0.5
+
+
+def test_structured_facts_with_the_same_key_and_scope_conflict() -> None:
+    a = reading("The CI runner image was chosen last spring.", "a", 1)
+    b = reading("CI uses the new runner image.", "b", 2)
+    facts = {
+        "a": ("ci.image", "ledgerly", "ubuntu-22.04"),
+        "b": ("ci.image", "ledgerly", "ubuntu-24.04"),
+    }
+    cues = compare(a, b, facts=facts)
+    assert cues.fact is not None and cues.score() >= 0.5
+    same = {"a": facts["a"], "b": ("ci.image", "ledgerly", "Ubuntu-22.04")}
+    assert compare(a, b, facts=same).fact is None
+
+
+def test_facts_without_a_scope_need_the_same_subject() -> None:
+    a = reading("The invoice exporter logs at ERROR in production.", "a", 1)
+    b = reading("The payout scheduler logs at INFO in production.", "b", 2)
+    facts = {"a": ("log_level", "", "error"), "b": ("log_level", "", "info")}
+    assert compare(a, b, facts=facts).fact is None

@@ -1,0 +1,331 @@
+"""Contradictions: candidates queued on write and by the REM scan, verdicts (cues first,
+a scripted model only breaking ties), the contradiction table, findings and their
+answers, `resolve`, supersession hidden in reflexive/standard retrieval and found in
+deep/exhaustive, and tier-1 warnings in assembled context."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from services import contradictions
+from services.activity import ActivityKind
+from services.context import ContextAssembler
+from services.contradictions import Judge, parse_verdict, reading_of
+from services.errors import UserInputError
+from services.filters import MemoryFilter
+from services.llm.base import LLMUnavailable, TimeBudget
+from services.prediction import Candidate, Prediction
+from services.rem.actions import answer
+from services.rem.cycle import RemContext, run_operations
+from services.rem.findings import FindingStore, Status
+from services.types import RetrievalMode
+from tests.fakes import ScriptedLLM
+from tests.services.builders import make_memory
+
+OLD = "`settle_batch` times out after 5 seconds."
+NEW = "We changed the timeout of `settle_batch` from 5s to 30s."
+CONFLICT = "`settle_batch` waits up to 60 seconds before timing out."
+
+
+def verdict_json(verdict: str, holds: str = "B") -> str:
+    return json.dumps({"verdict": verdict, "holds": holds, "reason": "test"})
+
+
+@pytest.fixture
+def context(engram: object) -> RemContext:
+    return RemContext(
+        engram.service,  # type: ignore[attr-defined]
+        engram.vectors,  # type: ignore[attr-defined]
+        engram.embedder.model_id,  # type: ignore[attr-defined]
+    )
+
+
+def add(context: RemContext, memory_id: str, content: str, day: int, **fields: object) -> None:
+    context.service.add(
+        {
+            "id": memory_id,
+            "content": content,
+            "project": "p",
+            "created_at": f"2026-03-{day:02d}T10:00:00+00:00",
+            **fields,
+        }
+    )
+
+
+def rows(context: RemContext, sql: str) -> list[tuple[object, ...]]:
+    return list(context.service.store.database.execute_sql(sql).fetchall())
+
+
+# --- the model's answer -----------------------------------------------------------------------
+
+
+def test_parse_verdict_accepts_only_a_usable_answer() -> None:
+    assert parse_verdict({"verdict": "supersedes", "holds": "b", "reason": " moved  to X "}) == {
+        "verdict": "supersedes",
+        "holds": "B",
+        "reason": "moved to X",
+    }
+    assert parse_verdict({"verdict": "compatible", "holds": "A", "reason": ""})["holds"] == "both"  # type: ignore[index]
+    assert parse_verdict({"verdict": "contradiction", "holds": "both", "reason": ""}) is None
+    assert parse_verdict({"verdict": "maybe", "holds": "A", "reason": ""}) is None
+    assert parse_verdict(None) is None and parse_verdict("contradiction") is None
+
+
+def pair(first: str, second: str) -> tuple[object, object, tuple[object, object]]:
+    a = make_memory(first, id="x1", project="p", created_at="2026-03-01T10:00:00+00:00")
+    b = make_memory(second, id="x2", project="p", created_at="2026-03-09T10:00:00+00:00")
+    return a, b, (reading_of(a), reading_of(b))
+
+
+TIE = (
+    "We deploy the billing service on Fridays after the freeze.",
+    "We never deploy the billing service on Fridays after the freeze.",
+)
+
+
+def test_the_model_breaks_a_tie_with_the_holder_the_cues_see() -> None:
+    a, b, readings = pair(*TIE)
+    llm = ScriptedLLM([verdict_json("contradiction", "B")])
+    verdict = Judge(llm).judge(a, b, readings)  # type: ignore[arg-type]
+    assert verdict.flagged and verdict.holder == "x2" and not verdict.by_cues
+    assert verdict.llm is not None and verdict.llm["counted"]
+    assert "x1" in llm.prompts[0] or "billing" in llm.prompts[0]  # both contents are in it
+    assert "never deploy" in llm.prompts[0] and "2026-03-01" in llm.prompts[0]
+
+
+def test_a_rote_answer_naming_the_other_holder_tips_nothing() -> None:
+    a, b, readings = pair(*TIE)
+    verdict = Judge(ScriptedLLM([verdict_json("contradiction", "A")])).judge(a, b, readings)  # type: ignore[arg-type]
+    assert not verdict.flagged and verdict.llm is not None and not verdict.llm["counted"]
+
+
+def test_compatible_from_the_model_keeps_a_tie_unflagged() -> None:
+    a, b, readings = pair(*TIE)
+    verdict = Judge(ScriptedLLM([verdict_json("compatible", "both")])).judge(a, b, readings)  # type: ignore[arg-type]
+    assert not verdict.flagged and verdict.score < verdict.cue_score
+
+
+def test_strong_cues_decide_without_asking_the_model() -> None:
+    a, b, readings = pair(OLD, NEW)
+    llm = ScriptedLLM([verdict_json("compatible", "both")])
+    verdict = Judge(llm).judge(a, b, readings)  # type: ignore[arg-type]
+    assert verdict.kind == "supersedes" and verdict.holder == "x2" and verdict.by_cues
+    assert llm.prompts == []  # the model could not change the outcome: not asked
+    x, y, readings = pair("Lunch is at noon.", "The office has plants.")
+    weak = Judge(llm).judge(x, y, readings)  # type: ignore[arg-type]
+    assert weak.kind == "compatible" and llm.prompts == []
+
+
+def test_a_bad_answer_is_asked_again_then_no_verdict() -> None:
+    a, b, readings = pair(*TIE)
+    llm = ScriptedLLM(["not json", '{"verdict": "perhaps"}'])
+    verdict = Judge(llm).judge(a, b, readings)  # type: ignore[arg-type]
+    assert len(llm.prompts) == 2 and verdict.llm is None and not verdict.flagged
+
+
+def test_an_unavailable_model_is_not_asked_again() -> None:
+    a, b, readings = pair(*TIE)
+    llm = ScriptedLLM(default=LLMUnavailable("no model"))
+    judge = Judge(llm)
+    judge.judge(a, b, readings)  # type: ignore[arg-type]
+    judge.judge(a, b, readings)  # type: ignore[arg-type]
+    assert len(llm.prompts) == 1 and judge.llm is None and judge.llm_note == "no model"
+
+
+def test_the_time_budget_bounds_model_calls() -> None:
+    a, b, readings = pair(*TIE)
+    llm = ScriptedLLM(default=verdict_json("contradiction", "B"))
+    judge = Judge(llm, TimeBudget(0.0))
+    assert not judge.judge(a, b, readings).flagged  # type: ignore[arg-type]
+    assert llm.prompts == []
+
+
+# --- queue, operation, findings ----------------------------------------------------------------
+
+
+def test_a_write_queues_candidates_without_judging(context: RemContext) -> None:
+    add(context, "old", OLD, 1)
+    add(context, "other", "The invoice exporter writes CSV files.", 2)
+    add(context, "new", NEW, 9)
+    queued = rows(context, "SELECT a, b, judged_at FROM contradiction_candidate")
+    assert ("old", "new", None) in queued  # the earlier memory first, not judged yet
+    assert rows(context, "SELECT count(*) FROM contradiction") == [(0,)]
+    context.service.edit("other", {"content": "`settle_batch` waits 60 seconds."})
+    assert ("old", "other", None) in rows(
+        context, "SELECT a, b, judged_at FROM contradiction_candidate"
+    )
+
+
+def test_the_operation_records_contradictions_and_proposes_them(context: RemContext) -> None:
+    add(context, "old", OLD, 1)
+    add(context, "new", NEW, 9)
+    add(context, "conflict", CONFLICT, 12)
+    add(context, "note", "When `settle_batch` times out it raises a retryable error.", 10)
+    (report,) = run_operations(context, ["contradictions"])
+    assert report.error is None
+    found = {(r.a, r.b): r for r in contradictions.listing(context.service.store)}
+    assert set(found) == {("old", "new"), ("old", "conflict"), ("new", "conflict")}
+    assert found[("old", "new")].kind == "supersedes" and found[("old", "new")].holder == "new"
+    assert found[("old", "conflict")].kind == "contradiction"
+    kinds = {f.kind for f in report.findings}
+    assert kinds == {"supersedes", "contradiction"}
+    finding = next(f for f in report.findings if f.memory_ids == ["old", "new"])
+    assert [o.name for o in finding.options] == ["a_wins", "b_wins", "both_valid", "skip"]
+    assert finding.recommended == "b_wins"
+    assert report.changes["judged"] >= 3 and report.changes["asked_llm"] == 0
+    # Judged pairs are not judged again; no second finding for the same pair.
+    (again,) = run_operations(context, ["contradictions"])
+    assert again.findings == [] and again.changes["judged"] == 0
+    assert all(
+        r[0] is not None for r in rows(context, "SELECT judged_at FROM contradiction_candidate")
+    )
+
+
+def test_a_dry_run_writes_nothing(context: RemContext) -> None:
+    add(context, "old", OLD, 1)
+    add(context, "new", NEW, 9)
+    (report,) = run_operations(context, ["contradictions"], dry_run=True)
+    assert [f.memory_ids for f in report.findings] == [["old", "new"]]
+    assert rows(context, "SELECT count(*) FROM contradiction") == [(0,)]
+    assert rows(context, "SELECT count(*) FROM finding") == [(0,)]
+    assert rows(
+        context, "SELECT count(*) FROM contradiction_candidate WHERE judged_at IS NOT NULL"
+    ) == [(0,)]
+
+
+def test_imported_memories_are_covered_by_the_scan(context: RemContext) -> None:
+    memories = [
+        make_memory(OLD, id="i1", project="p", created_at="2026-03-01T10:00:00+00:00"),
+        make_memory(CONFLICT, id="i2", project="p", created_at="2026-03-05T10:00:00+00:00"),
+    ]
+    context.service.import_memories(memories)
+    assert rows(context, "SELECT count(*) FROM contradiction_candidate") == [(0,)]
+    run_operations(context, ["contradictions"])
+    assert [(r.a, r.b) for r in contradictions.listing(context.service.store)] == [("i1", "i2")]
+
+
+def search_ids(context: RemContext, mode: RetrievalMode) -> set[str]:
+    response = context.service.search("settle_batch timeout seconds", MemoryFilter(mode=mode), 20)
+    return {r.memory.id for r in response.results}
+
+
+def test_accepting_a_finding_supersedes_and_keeps_history(context: RemContext) -> None:
+    add(context, "old", OLD, 1)
+    add(context, "new", NEW, 9)
+    (report,) = run_operations(context, ["contradictions"])
+    findings = FindingStore(context.service.store)
+    (finding,) = report.findings
+    assert answer(context.service, findings, finding, "b_wins")
+    store = context.service.store
+    old, new = store.get("old"), store.get("new")
+    assert old.superseded_by == "new" and old.valid_to == new.created_at
+    assert new.supersedes == "old" and new.superseded_by is None
+    (record,) = contradictions.listing(store, include_resolved=True)
+    assert record.resolution == "b_wins" and record.resolved_at and record.note
+    assert contradictions.listing(store) == []
+    assert findings.get(finding.id).status is Status.APPLIED
+    # Hidden from reflexive and standard retrieval, found in deep and exhaustive.
+    assert "old" not in search_ids(context, RetrievalMode.REFLEXIVE)
+    assert search_ids(context, RetrievalMode.STANDARD) == {"new"}
+    assert {"old", "new"} <= search_ids(context, RetrievalMode.DEEP)
+    assert {"old", "new"} <= search_ids(context, RetrievalMode.EXHAUSTIVE)
+    assert "old" not in {m.id for m in store.query(MemoryFilter())}
+    assert "old" in {m.id for m in store.query(MemoryFilter(mode=RetrievalMode.DEEP))}
+    # A superseded memory is not judged again and its open pairs are not proposed.
+    add(context, "later", CONFLICT, 20)
+    (again,) = run_operations(context, ["contradictions"])
+    assert all("old" not in f.memory_ids for f in again.findings)
+
+
+def test_hot_memories_stay_hidden_in_reflexive_mode_once_superseded(context: RemContext) -> None:
+    add(context, "old", OLD, 1, tier="hot")
+    add(context, "new", NEW, 9, tier="hot")
+    run_operations(context, ["contradictions"])
+    (record,) = contradictions.listing(context.service.store)
+    contradictions.resolve(context.service.store, record.id, "b_wins")
+    assert search_ids(context, RetrievalMode.REFLEXIVE) == {"new"}
+
+
+def test_resolve_from_the_cli_side_answers_the_finding(context: RemContext) -> None:
+    add(context, "old", OLD, 1)
+    add(context, "new", NEW, 9)
+    (report,) = run_operations(context, ["contradictions"])
+    store = context.service.store
+    (record,) = contradictions.listing(store)
+    assert contradictions.resolve(store, record.id, "a_wins", "the change was rolled back")
+    assert store.get("new").superseded_by == "old"
+    assert store.get("new").valid_to is not None
+    assert FindingStore(store).get(report.findings[0].id).answer == "a_wins"
+    with pytest.raises(UserInputError, match="already resolved"):
+        contradictions.resolve(store, record.id, "b_wins")
+
+
+def test_both_valid_and_merged_resolutions(context: RemContext) -> None:
+    add(context, "old", OLD, 1)
+    add(context, "new", NEW, 9)
+    add(context, "conflict", CONFLICT, 12)
+    run_operations(context, ["contradictions"])
+    store = context.service.store
+    records = {(r.a, r.b): r for r in contradictions.listing(store)}
+    assert not contradictions.resolve(
+        store, records[("old", "new")].id, "both_valid", "scopes differ"
+    )
+    assert store.get("old").superseded_by is None
+    add(context, "merged", "`settle_batch` times out after 30 s in prod, 60 s in batch jobs.", 15)
+    with pytest.raises(UserInputError, match="--into goes with"):
+        contradictions.resolve(store, records[("new", "conflict")].id, "a_wins", into="merged")
+    assert contradictions.resolve(store, records[("new", "conflict")].id, "merged", into="merged")
+    assert (
+        store.get("new").superseded_by == "merged"
+        and store.get("conflict").superseded_by == "merged"
+    )
+    with pytest.raises(UserInputError, match="unknown resolution"):
+        contradictions.resolve(store, records[("old", "conflict")].id, "coin_flip")
+
+
+def test_auto_applies_only_what_the_cues_decided(context: RemContext) -> None:
+    add(context, "old", OLD, 1)
+    add(context, "new", NEW, 9)
+    add(context, "fri", TIE[0], 2)
+    add(context, "never", TIE[1], 8)
+    context.llm = ScriptedLLM(default=verdict_json("contradiction", "B"))
+    (report,) = run_operations(context, ["contradictions"], auto=True)
+    recommended = {tuple(f.memory_ids): f.recommended for f in report.findings}
+    assert recommended == {("old", "new"): "b_wins", ("fri", "never"): "skip"}
+    assert report.applied == 1
+    store = context.service.store
+    assert store.get("old").superseded_by == "new" and store.get("fri").superseded_by is None
+
+
+# --- context tier 1 ------------------------------------------------------------------------------
+
+
+def test_unresolved_contradictions_are_tier_1_warnings_within_budget(context: RemContext) -> None:
+    add(context, "old", OLD, 1)
+    add(context, "new", CONFLICT, 9)
+    run_operations(context, ["contradictions"])
+    store = context.service.store
+    lines = contradictions.alerts(store, "p", ["old"])
+    assert len(lines) == 1 and lines[0].startswith("⚠ old says") and "unresolved" in lines[0]
+    assert contradictions.alerts(store, None, []) == []  # no project, no memory: none
+    assert contradictions.alerts(store, "other", []) == []
+    memory = store.get("new")
+    prediction = Prediction(
+        "p", datetime(2026, 3, 10, tzinfo=UTC), ActivityKind.GENERAL,
+        [Candidate(memory, 1.0, [])], [], [], [],
+    )  # fmt: skip
+    assembler = ContextAssembler(
+        800, alerts=lambda p: contradictions.alerts(store, p.project, ["new"])
+    )
+    assembled = assembler.assemble(prediction)
+    critical = assembled.tiers[0]
+    assert "⚠ old says" in critical.text and assembled.ids(1) == ["new"]
+    assert assembled.tokens <= 800
+    small = ContextAssembler(120, alerts=lambda p: lines * 20).assemble(prediction)
+    assert small.tokens <= 120
+    (record,) = contradictions.listing(store)
+    contradictions.resolve(store, record.id, "both_valid")
+    assert "⚠" not in assembler.assemble(prediction).markdown
