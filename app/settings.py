@@ -90,6 +90,7 @@ _OPERATION_WORDS = {
     "staleness": "the staleness scan",
     "duplicates": "duplicate detection",
     "contradictions": "judging contradiction candidates",
+    "facts": "reading structured facts (key, value, scope) from memories",
     "links": "linking related memories",
     "communities": "community detection",
     "extraction": "knowledge extraction (suggestions)",

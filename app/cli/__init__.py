@@ -9,6 +9,7 @@ from app.cli import (  # noqa: F401
     context,
     contradictions,
     demo,
+    facts,
     knowledge,
     maintenance,
     memories,

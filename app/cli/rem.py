@@ -168,6 +168,12 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
                 mark = " (recommended)" if option.name == finding.recommended else ""
                 click.echo(f"  {option.name}{mark}: {option.action}")
             names = [o.name for o in finding.options]
-            choice = click.prompt("choose", type=click.Choice(names), default=finding.recommended)
+            try:
+                choice = click.prompt(
+                    "choose", type=click.Choice(names), default=finding.recommended
+                )
+            except click.Abort:  # Ctrl-D / Ctrl-C: stop here; what was answered stays
+                click.echo(f"\nstopped; {len(pending) - number + 1} findings still wait")
+                return
         changed = answer(context.service, findings, finding, choice)
         click.echo(f"{finding.id}: {choice}" + (" (applied)" if changed else ""))

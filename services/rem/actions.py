@@ -38,6 +38,10 @@ def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
         return _drop_context_todo(service, finding)
     if finding.op == "contradictions" and option in ("a_wins", "b_wins", "both_valid"):
         return _resolve_contradiction(service, finding, option)
+    if finding.op == "facts" and option == "accept":
+        from services.facts import accept_finding
+
+        return accept_finding(service.store, finding)
     if finding.op == "duplicates" and option == "merge":
         return _merge(service, finding)
     if option == "archive":
@@ -46,7 +50,7 @@ def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
         return _consolidate(service, finding)
     if option == "create" and isinstance(finding.detail.get("memory"), dict):
         return _create_suggested(service, finding)
-    if option in ("keep_both", "keep", "dismiss"):
+    if option in ("keep_both", "keep", "dismiss", "reject"):
         return False
     raise UserInputError(f"no action for option {option!r} of a {finding.op} finding")
 

@@ -113,17 +113,27 @@ def contradictions_operation(context: RemContext) -> list[Finding]:
     return findings
 
 
+def facts_operation(context: RemContext) -> list[Finding]:
+    """Key, value and scope of what factual memories state: by rules, or by the LLM
+    for a few a run; proposed for review (the model's readings are never recommended)."""
+    from services.facts import fact_findings
+
+    return fact_findings(context.service.store, context.llm)
+
+
 def extraction_operation(context: RemContext) -> list[Finding]:
     from services.rem.extraction import extraction_findings
 
     return extraction_findings(context.service.store, context.now, context.session_gap_minutes)
 
 
-# In the order a full cycle runs them: links before the communities built on them.
+# In the order a full cycle runs them: facts before the contradictions that compare them,
+# links before the communities built on them.
 OPERATIONS: dict[str, Operation] = {
     "retention": retention_operation,
     "staleness": staleness_operation,
     "duplicates": duplicates_operation,
+    "facts": facts_operation,
     "contradictions": contradictions_operation,
     "links": links_operation,
     "clusters": clusters_operation,

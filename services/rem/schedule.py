@@ -54,6 +54,7 @@ DEFAULT_SCHEDULES: dict[str, Schedule] = {
     # Cheap without a model (a few seconds at 2k memories) and it feeds tier 1 of the
     # context: after every other work session, or every 12 h.
     "contradictions": Schedule("linear", every=2, interval_hours=12),
+    "facts": Schedule("linear", every=2, interval_hours=12),  # before contradictions
     "links": Schedule("linear", every=5),
     "communities": Schedule("fibonacci"),
     "extraction": Schedule("logarithmic", base=10, scale=2),

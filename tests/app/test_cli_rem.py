@@ -21,6 +21,7 @@ def test_run_json_contract_and_review(engram_cli: EngramCli) -> None:
         "retention",
         "staleness",
         "duplicates",
+        "facts",
         "contradictions",
         "links",
         "clusters",
@@ -50,7 +51,7 @@ def test_run_json_contract_and_review(engram_cli: EngramCli) -> None:
 
 def test_interactive_review_takes_the_recommended_default(engram_cli: EngramCli) -> None:
     seed(engram_cli)
-    engram_cli.ok("rem", "run")
+    engram_cli.ok("rem", "run", "--op", "duplicates")
     result = engram_cli.ok("rem", "review", input="\n")
     assert "merge (recommended)" in result.stdout and "(applied)" in result.stdout
 
@@ -100,3 +101,13 @@ def test_report_shows_communities_and_what_ran(engram_cli: EngramCli) -> None:
     assert "`issue_refund`" in text
     (community,) = engram_cli.json("rem", "report")["communities"]
     assert community["size"] == 3 and community["project"] == "shop"
+
+
+def test_review_stops_cleanly_at_end_of_input(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    engram_cli.add("Money is kept in cents.", "--project", "shop", "--id", "c1")
+    engram_cli.add("Money is kept in cents.", "--project", "shop", "--id", "c2")
+    engram_cli.ok("rem", "run", "--op", "duplicates")
+    result = engram_cli.ok("rem", "review", input="\n")  # answers one, then end of input
+    assert "(applied)" in result.stdout and "stopped; 1 findings still wait" in result.stdout
+    assert len(engram_cli.json("rem", "report")["pending"]) == 1

@@ -86,6 +86,7 @@ def test_paused_never_starts(qtbot: Any) -> None:
 def test_desktop_runs_due_operations_in_order(data_dir: Path) -> None:
     from app.composition import open_engram
     from app.desktop import Desktop
+    from services.rem.cycle import OPERATIONS
     from tests.fakes import HashEmbedder
 
     engram = open_engram(data_dir, embedder=HashEmbedder())
@@ -94,18 +95,9 @@ def test_desktop_runs_due_operations_in_order(data_dir: Path) -> None:
     desktop = Desktop(data_dir, engram)
     notes: list[str] = []
     reports = desktop.run_due_operations(threading.Event(), notes.append)
-    assert [r.op for r in reports] == [
-        "retention",
-        "staleness",
-        "duplicates",
-        "links",
-        "clusters",
-        "communities",
-        "episodes",
-        "extraction",
-    ]
+    assert [r.op for r in reports] == list(OPERATIONS)  # all due: never ran
     assert len(desktop.pending_findings()) == 1  # a finding, not applied
-    assert notes[0].startswith("consolidating: retention (1/8")
+    assert notes[0].startswith(f"consolidating: retention (1/{len(OPERATIONS)}")
     stopped = threading.Event()
     stopped.set()
     assert desktop.run_due_operations(stopped, notes.append) == []  # nothing due, or stopped

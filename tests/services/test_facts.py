@@ -1,0 +1,111 @@
+"""Facts: extraction by rules and by a (scripted) model, storage with the memory's
+levels and validity window, and proposals for the review."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.facts import (
+    Fact,
+    accept_finding,
+    extract_by_llm,
+    extract_by_rules,
+    fact_findings,
+    facts_at,
+    list_facts,
+    normal_key,
+    save_fact,
+)
+from services.llm.base import LLMUnavailable
+from services.rem.findings import FindingStore
+from services.store import MemoryStore
+from tests.fakes import ScriptedLLM
+from tests.services.builders import make_memory
+
+
+def test_an_explicit_key_value_line_is_a_fact_with_its_scope() -> None:
+    memory = make_memory(
+        "Agreed in review.\nerror_handling: Result<T,E> over try-catch (scope: typescript)",
+        type="convention",
+    )
+    fact = extract_by_rules(memory)
+    assert fact is not None and fact.extracted_by == "rule"
+    assert (fact.key, fact.value, fact.scope) == (
+        "error_handling",
+        "Result<T,E> over try-catch",
+        "typescript",
+    )
+    assert fact.line() == "error_handling = Result<T,E> over try-catch (typescript)"
+
+
+def test_prose_labels_are_not_keys() -> None:
+    for text in ("Note: this is slow on Mondays.", "Why: the old path leaked sockets."):
+        assert extract_by_rules(make_memory(text, type="fact")) is None
+
+
+def test_a_recognised_statement_becomes_a_fact_with_its_unit() -> None:
+    memory = make_memory("`refreshPartialAuth` gives up waiting after 20 seconds.", type="fact")
+    fact = extract_by_rules(memory)
+    assert fact is not None
+    assert (fact.key, fact.value, fact.scope) == ("timeout", "20 s", "refreshPartialAuth")
+
+
+@given(st.text(max_size=300), st.text(max_size=60))
+def test_rules_never_fail_and_give_clean_keys(content: str, title: str) -> None:
+    memory = make_memory(content.strip() or "x", title=title.strip() or "t", type="fact")
+    fact = extract_by_rules(memory)
+    if fact is not None:
+        assert fact.key == normal_key(fact.key) and fact.key and fact.value.strip()
+
+
+def test_the_model_reading_is_kept_only_when_copied_from_the_memory() -> None:
+    memory = make_memory("We keep money as integer cents in the ledger.", type="decision")
+    copied = json.dumps({"key": "Money format", "value": "integer cents", "scope": "ledger"})
+    invented = json.dumps({"key": "money", "value": "floating point euros", "scope": ""})
+    fact = extract_by_llm(memory, ScriptedLLM([copied]))
+    assert fact is not None and fact.extracted_by == "llm" and fact.key == "money_format"
+    assert fact.value == "integer cents" and fact.scope == "ledger" and fact.confidence < 0.5
+    assert extract_by_llm(memory, ScriptedLLM([invented, invented])) is None
+    assert extract_by_llm(memory, ScriptedLLM([LLMUnavailable("no model")])) is None
+
+
+def test_a_stored_fact_fills_empty_levels_and_holds_within_its_window(
+    store: MemoryStore,
+) -> None:
+    old = make_memory("Primary database is MySQL.", id="db1", type="fact", project="p",
+                      created_at="2026-01-01T00:00:00+00:00",
+                      valid_to="2026-06-01T00:00:00+00:00")  # fmt: skip
+    new = make_memory("Primary database is Postgres.", id="db2", type="fact", project="p",
+                      created_at="2026-06-01T00:00:00+00:00", compressed="db: pg")  # fmt: skip
+    store.add(old)
+    store.add(new)
+    save_fact(store, Fact("db1", "primary_database", "MySQL"))
+    save_fact(store, Fact("db2", "primary_database", "Postgres"))
+    assert store.get("db1").compressed == "primary_database = MySQL"
+    assert store.get("db1").index_line == "fact: primary_database = MySQL"
+    assert store.get("db2").compressed == "db: pg"  # a level already written is kept
+    assert [f.value for f in list_facts(store, key="Primary database")] == ["MySQL", "Postgres"]
+    march, july = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 7, 1, tzinfo=UTC)
+    assert [f.value for f in facts_at(store, march)] == ["MySQL"]
+    assert [f.value for f in facts_at(store, july)] == ["Postgres"]
+
+
+def test_proposals_by_rules_are_recommended_by_the_model_only_reviewed(
+    store: MemoryStore,
+) -> None:
+    store.add(make_memory("`fetch_rates` retries 3 times.", id="r", type="fact"))
+    store.add(make_memory("We keep money as integer cents.", id="m", type="decision"))
+    store.add(make_memory("Deploys are fun.", id="e", type="episode"))  # not a factual type
+    answer = json.dumps({"key": "money", "value": "integer cents", "scope": ""})
+    findings = {f.memory_ids[0]: f for f in fact_findings(store, ScriptedLLM([answer]))}
+    assert set(findings) == {"r", "m"}
+    assert findings["r"].recommended == "accept" and findings["m"].recommended == "skip"
+    assert findings["r"].detail["fact"]["value"] == "3"
+    saved = FindingStore(store).save(list(findings.values()))
+    assert fact_findings(store, ScriptedLLM([answer])) == []  # not proposed twice
+    assert accept_finding(store, saved[0])
+    assert [f.memory_id for f in list_facts(store)] == [saved[0].memory_ids[0]]
