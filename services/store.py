@@ -370,8 +370,12 @@ class MemoryStore:
         if flt.min_confidence is not None:
             add("t1.confidence >= ?", flt.min_confidence)
         tiers = [t.value for t in flt.mode.tiers]
-        add(f"t1.tier IN ({marks(len(tiers))})", *tiers)
-        if not flt.mode.includes_superseded:
+        if flt.mode.includes_superseded:
+            # History stays findable in deep mode even after a superseded memory has
+            # been archived (merges and the staleness review archive them).
+            add(f"(t1.tier IN ({marks(len(tiers))}) OR t1.superseded_by IS NOT NULL)", *tiers)
+        else:
+            add(f"t1.tier IN ({marks(len(tiers))})", *tiers)
             add("t1.superseded_by IS NULL")
         if flt.ids:
             add(f"t1.id IN ({marks(len(flt.ids))})", *flt.ids)

@@ -234,6 +234,10 @@ def test_accepting_a_finding_supersedes_and_keeps_history(context: RemContext) -
     assert {"old", "new"} <= search_ids(context, RetrievalMode.EXHAUSTIVE)
     assert "old" not in {m.id for m in store.query(MemoryFilter())}
     assert "old" in {m.id for m in store.query(MemoryFilter(mode=RetrievalMode.DEEP))}
+    # Still in deep mode once the staleness review has archived it.
+    store.update("old", {"tier": "archived"})
+    assert {"old", "new"} <= search_ids(context, RetrievalMode.DEEP)
+    assert search_ids(context, RetrievalMode.STANDARD) == {"new"}
     # A superseded memory is not judged again and its open pairs are not proposed.
     add(context, "later", CONFLICT, 20)
     (again,) = run_operations(context, ["contradictions"])
