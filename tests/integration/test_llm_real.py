@@ -83,6 +83,15 @@ def test_smollm2_answers_every_prompt_schema(smollm2: LlamaLocalLLM) -> None:
         "memories": "- Use PostgreSQL for orders.\n- Orders have a created_at index.",
         "text": "Comparing a naive datetime from the API with an aware one raised "
         "TypeError. Fix: parse API dates with tzinfo=UTC.",
+        "question": "When did hotfix 1.2.12 ship?",
+        "notes": "- [2026-06-10] We shipped hotfix 1.2.12 yesterday (2026-06-09).",
+        "today": "2026-06-20",
+        "a_date": "2026-03-01",
+        "a_text": "The shop uses MySQL.",
+        "b_date": "2026-05-01",
+        "b_text": "The shop moved from MySQL to PostgreSQL.",
+        "title": "Money format",
+        "content": "We keep money as integer cents in the ledger.",
     }
     for name in prompts.names():
         prompt = prompts.load(name)
