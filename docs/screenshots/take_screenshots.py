@@ -6,6 +6,8 @@ The demo memories (resources/demo/memories.jsonl) are imported into a temporary 
 folder with the real ONNX embedder, then the real widgets are shown and saved as PNGs
 next to this script. When `trayer` is installed it runs inside the X session as a real
 system tray, so the tray menu is shot where it opens; without it the menu is shot alone.
+The two memories that disagree (CONTRADICTION) are added only after the other windows
+are shot, so that those show the demo data alone.
 """
 
 from __future__ import annotations
@@ -70,6 +72,30 @@ DUPLICATES = [
         "it is shown.",
         "tags": ["payments", "money"],
         "file_refs": ["src/shop/payments/**"],
+    },
+]
+# Added after the other screenshots; the contradictions operation (rules only, no LLM)
+# finds that the newer one replaces the older one's timeout.
+CONTRADICTION = [
+    {
+        "id": "demo-9",
+        "project": "demo-shop",
+        "type": "fact",
+        "title": "`fetch_rates` timeout",
+        "content": "`fetch_rates` gives up waiting after 5 seconds.",
+        "tags": ["rates", "http"],
+        "file_refs": ["src/shop/rates/client.py"],
+        "created_at": "2026-04-02T10:00:00+02:00",
+    },
+    {
+        "id": "demo-10",
+        "project": "demo-shop",
+        "type": "decision",
+        "title": "Longer timeout for `fetch_rates`",
+        "content": "The timeout of `fetch_rates` went from 5 s to 30 s after the incident.",
+        "tags": ["rates", "http", "incident"],
+        "file_refs": ["src/shop/rates/client.py"],
+        "created_at": "2026-07-03T09:30:00+02:00",
     },
 ]
 WALLPAPER = "gradient:#e9eef5-#c3cedc"
@@ -255,6 +281,35 @@ def shoot_review(desktop_app: DesktopApp) -> None:
     dialog.close()
 
 
+def shoot_review_contradiction(desktop_app: DesktopApp) -> None:
+    """Two memories that disagree, the contradictions operation, and the review dialog
+    on its finding: the duplicate still open from review.png is skipped with the
+    dialog's Skip button."""
+    engram = desktop_app.desktop.engram
+    for data in CONTRADICTION:
+        engram.service.add(data, embed=True)
+    context = RemContext(engram.service, engram.vectors, engram.embedder.model_id, llm=None)
+    (report,) = run_operations(context, ["contradictions"])
+    if report.error or not any(f.op == "contradictions" for f in report.findings):
+        raise RuntimeError(f"the contradictions operation found nothing: {report}")
+    dialog = ReviewDialog(desktop_app.desktop, desktop_app.runner)
+    dialog.resize(*REVIEW_SIZE)
+    dialog.show()
+    dialog.load()
+    wait_until(lambda: dialog.current is not None, "a finding to review")
+    while dialog.current.op != "contradictions":
+        skipped = dialog.current.id
+        QTest.mouseClick(dialog.option_buttons["skip"], Qt.MouseButton.LeftButton)
+        wait_until(
+            lambda skipped=skipped: dialog.current is None or dialog.current.id != skipped,
+            "the next finding",
+        )
+        if dialog.current is None:
+            raise RuntimeError("no contradiction finding to review")
+    shoot(dialog, "review-contradiction.png")
+    dialog.close()
+
+
 def shoot_add_memory() -> None:
     def not_saved(_data: dict[str, object]) -> None:
         raise AssertionError("the screenshot dialog does not save")
@@ -300,6 +355,7 @@ def main() -> int:
         shoot_profile(desktop_app)
         shoot_review(desktop_app)
         shoot_add_memory()
+        shoot_review_contradiction(desktop_app)
     finally:
         if desktop_app is not None:
             desktop_app.quit()
