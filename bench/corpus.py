@@ -1,7 +1,9 @@
 """Shared helpers for the benchmarks: corpora, data folders, the CLI and docs/benchmarks.md.
 
 Corpora are generated with `/work/shared/bench/make_corpus.py` into `bench/.work/corpus-N`
-(gitignored) and reused when present; the 2k corpus comes from the shared copy.
+(gitignored) and reused when present; the 2k corpus comes from the shared copy. A corpus
+with another seed (a held-out check: same templates, other names, values and dates) goes
+to `bench/.work/corpus-N-seedS`, its embedded data folder to `bench/.work/data-N-seedS`.
 
     python bench/corpus.py 1000 10000     # generate (or reuse) these corpora
 """
@@ -30,11 +32,12 @@ BIN = Path(sys.executable).parent
 ENGRAM = str(BIN / "engram")
 
 
-def corpus(size: int) -> Path:
-    """The corpus folder for `size` memories, generated once."""
-    if size == 2000 and (SHARED / "corpus-2k" / "memories.jsonl").exists():
+def corpus(size: int, seed: int | None = None) -> Path:
+    """The corpus folder for `size` memories, generated once; `seed` None is the generator's
+    default seed (the shared corpus-2k at 2,000), another seed a held-out corpus."""
+    if seed is None and size == 2000 and (SHARED / "corpus-2k" / "memories.jsonl").exists():
         return SHARED / "corpus-2k"
-    out = WORK / f"corpus-{size}"
+    out = WORK / (f"corpus-{size}" if seed is None else f"corpus-{size}-seed{seed}")
     if not (out / "stats.json").exists():
         WORK.mkdir(parents=True, exist_ok=True)
         subprocess.run(
@@ -45,6 +48,7 @@ def corpus(size: int) -> Path:
                 str(out),
                 "--size",
                 str(size),
+                *([] if seed is None else ["--seed", str(seed)]),
             ],
             check=True,
             stdout=subprocess.DEVNULL,
@@ -121,12 +125,13 @@ def without_vectors(data_dir: Path, memories: Path) -> Iterator[tuple[float, lis
         assert not embedders(data_dir), f"{data_dir}: an embedder started"
 
 
-def embedded_data_dir(size: int, fresh: bool = False) -> Path:
-    """A data folder holding the `size` corpus with every vector, built once and reused."""
-    data_dir = WORK / f"data-{size}"
+def embedded_data_dir(size: int, fresh: bool = False, seed: int | None = None) -> Path:
+    """A data folder holding the `size` corpus (of `seed`, see `corpus`) with every vector,
+    built once and reused."""
+    data_dir = WORK / (f"data-{size}" if seed is None else f"data-{size}-seed{seed}")
     ready = data_dir / ".bench-ready"
     if fresh or not ready.exists():
-        import_fresh(data_dir, corpus(size) / "memories.jsonl")
+        import_fresh(data_dir, corpus(size, seed) / "memories.jsonl")
         embed_all(data_dir)
         ready.write_text(datetime.datetime.now().isoformat())
     else:
