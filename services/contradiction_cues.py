@@ -232,8 +232,11 @@ _OLD_MARKERS = re.compile(
     r"\((?:it )?(?:was|previously|it used to be)\s+(?P<was>[^)]+)\)|"
     r"\bit used to be\s+(?P<usedto>[^;:,()]+)|\bold\s+(?P<old>[^;:,()]+)|"
     r"\breplac(?:ing|es) (?:the old )?(?P<replacing>[^;:,()]+)|"
-    r"(?P<replaced>[^;:,()]+?) (?:is|was) replaced by\b|\breplaced (?P<replacedobj>[^;:,()]+)|"
-    r"(?P<dropped>[^;:,()]+?) (?:is|was|are|were) (?:no longer|dropped|removed|decommissioned)",
+    r"(?P<replaced>[^;:,()]+?) (?:is|was) replaced by\b|"
+    # "replaced X with Y": only X is old.
+    r"\breplaced (?P<replacedobj>[^;:,()]+?)(?=\s+(?:with|by)\b|\s*[;:,()]|\s*[.!?]?\s*$)|"
+    r"(?P<dropped>[^;:,()]+?) (?:is|was|are|were) (?:no longer|dropped|removed|"
+    r"decommissioned|drained|deleted|retired|shut down|turned off)",
     re.IGNORECASE,
 )
 NEGATION = re.compile(

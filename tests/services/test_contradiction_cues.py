@@ -154,3 +154,25 @@ def test_facts_without_a_scope_need_the_same_subject() -> None:
     b = reading("The payout scheduler logs at INFO in production.", "b", 2)
     facts = {"a": ("log_level", "", "error"), "b": ("log_level", "", "info")}
     assert compare(a, b, facts=facts).fact is None
+
+
+def test_replaced_with_and_drained_mark_only_the_old_value() -> None:
+    """Wordings seen first on a corpus generated with another seed (held-out check)."""
+    old = read("a", "HTTP client: the dunning mailer",
+               "The dunning mailer talks to external services through urllib3.",
+               created_at="2026-06-03T09:58:47+02:00")  # fmt: skip
+    new = read("b", "HTTP client change: the dunning mailer",
+               "We replaced urllib3 with requests for outgoing calls in the dunning mailer.",
+               created_at="2026-07-24T10:54:37+05:30")  # fmt: skip
+    assert new.current("http client") == {"requests"} and new.old("http client") == {"urllib3"}
+    cues = compare(old, new)
+    assert cues.replaces == "b" and holder(old, new, cues) == "b"
+    queue = read("c", "Job queue: payouts", "The payout worker reads its work items from "
+                 "Google Pub/Sub.", created_at="2026-03-01T10:00:00+00:00")  # fmt: skip
+    moved = read("d", "Job queue change: payouts", "The payout worker consumes from SQS now; "
+                 "the Google Pub/Sub queue was drained and deleted.",
+                 created_at="2026-05-01T10:00:00+00:00")  # fmt: skip
+    assert moved.current("job queue") == {"sqs"}
+    assert moved.old("job queue") == {"google pub/sub"}
+    cues = compare(queue, moved)
+    assert cues.replaces == "d" and holder(queue, moved, cues) == "d"
