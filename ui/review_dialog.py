@@ -41,6 +41,14 @@ QLabel#status { color: #5b6b7f; font-size: 12px; }
 """
 
 
+def kind_label(finding: Any) -> str:
+    """What the reviewer reads as the heading: "Duplicate", "Contradiction (supersedes)"…"""
+    kind = finding.kind.replace("_", " ")
+    if finding.op == "contradictions":
+        return "Contradiction" if kind == "contradiction" else f"Contradiction ({kind})"
+    return str(kind.capitalize())
+
+
 class ReviewBackend(Protocol):
     def pending_findings(self) -> list[Any]: ...
 
@@ -104,9 +112,11 @@ class ReviewDialog(QWidget):
             self.body.clear()
             return
         finding = self.current = self.findings[0]
+        waiting = len(self.findings)
+        later = f" ({len(self.skipped)} skipped for later)" if self.skipped else ""
         self.heading.setText(
-            f"<b>{html.escape(finding.kind.replace('_', ' ').capitalize())}</b> — "
-            f"1 of {len(self.findings)}<br>{html.escape(finding.summary)}"
+            f"<b>{html.escape(kind_label(finding))}</b> — 1 of {waiting}{later}<br>"
+            f"{code_spans(html.escape(finding.summary))}"
         )
         parts = []
         proposed = finding.proposal()
@@ -120,7 +130,8 @@ class ReviewDialog(QWidget):
             )
         for memory in memories:
             parts.append(
-                f"<p><b>{html.escape(memory.title)}</b> <span style='color:#5b6b7f'>"
+                f"<p><b>{code_spans(html.escape(memory.title))}</b> "
+                "<span style='color:#5b6b7f'>"
                 f"({memory.type.value} · {html.escape(memory.id)} · {memory.created_at[:10]})"
                 f"</span><br>{code_spans(html.escape(memory.content))}</p>"
             )
@@ -150,8 +161,9 @@ class ReviewDialog(QWidget):
             button.setEnabled(False)
 
         def done(changed: bool) -> None:
+            chosen = finding.option(option).label
             verb = "applied" if changed else ("left open" if option == "skip" else "answered")
-            self.status.setText(f"{finding.id}: {option} ({verb})")
+            self.status.setText(f"Last: {kind_label(finding).lower()} — {chosen} ({verb})")
             if option == "skip":  # stays open for a later review; move on for now
                 self.skipped.add(finding.id)
             self.load()

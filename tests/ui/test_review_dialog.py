@@ -52,6 +52,8 @@ def test_answering_applies_and_moves_on(qtbot: Any, dialog: Any) -> None:
     first = widget.current.id
     widget.option_buttons["skip"].click()
     qtbot.waitUntil(lambda: widget.current is not None and widget.current.id != first, timeout=5000)
+    assert widget.status.text() == "Last: exact duplicate — Skip (left open)"
+    assert "1 of 1 (1 skipped for later)" in widget.heading.text()
     widget.option_buttons["merge"].click()
     qtbot.waitUntil(lambda: widget.current is None, timeout=5000)
     assert "1 skipped for later" in widget.heading.text()
@@ -93,3 +95,16 @@ def test_a_proposed_memory_is_shown_before_its_sources(qtbot: Any, data_dir: Pat
     assert "Key facts: 15 min." in text
     runner.shutdown()
     desktop.close()
+
+
+def test_contradictions_are_named_as_such() -> None:
+    from services.rem.findings import Finding, Option
+    from ui.review_dialog import kind_label
+
+    options = [Option("skip", "Skip", "later")]
+    supersedes = Finding(
+        "contradictions", "supersedes", "b replaces a", ["a", "b"], options, "skip"
+    )
+    plain = Finding("contradictions", "contradiction", "a vs b", ["a", "b"], options, "skip")
+    assert kind_label(supersedes) == "Contradiction (supersedes)"
+    assert kind_label(plain) == "Contradiction"
