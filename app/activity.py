@@ -37,8 +37,21 @@ def build_assembler(engram: Engram) -> ContextAssembler:
         raise UserInputError("the context.share_* settings are all 0; give a tier a share")
     split = TierSplit(*(share / total for share in shares))
     return ContextAssembler(
-        settings.get("context.budget"), split, alerts=contradiction_alerts(engram)
+        settings.get("context.budget"),
+        split,
+        alerts=contradiction_alerts(engram),
+        dates=resolved_dates(engram),
     )
+
+
+def resolved_dates(engram: Engram) -> Any:
+    """The stored resolutions of relative dates, for the assembled context."""
+    from services.time_index import load_times
+
+    def dates(memory_ids: Any) -> Any:
+        return load_times(engram.store.database.connection(), memory_ids)
+
+    return dates
 
 
 def contradiction_alerts(engram: Engram) -> Any:

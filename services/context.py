@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any
 
@@ -25,6 +25,7 @@ from services.activity import ActivityKind
 from services.errors import UserInputError
 from services.memory import Memory
 from services.prediction import Candidate, Prediction
+from services.temporal import TimeRef, with_dates
 from services.tokens import TokenCounter, count_tokens
 
 DEFAULT_BUDGET = 8000
@@ -213,6 +214,7 @@ class ContextAssembler:
         split: TierSplit = TierSplit(),
         counter: TokenCounter = count_tokens,
         alerts: Callable[[Prediction], Sequence[str]] | None = None,
+        dates: Callable[[Sequence[str]], Mapping[str, Sequence[TimeRef]]] | None = None,
     ) -> None:
         self.budget = validate_budget(budget)
         self.split = split
@@ -220,6 +222,9 @@ class ContextAssembler:
         # Warnings for the critical tier (unresolved contradictions), one line each; they
         # take at most half of its budget, the rest stays for its memories.
         self.alerts = alerts
+        # The resolved dates of relative phrases ("yesterday (2026-06-09)"), by memory id:
+        # an assistant reading the context a month later still knows when things were.
+        self.dates = dates
 
     def assemble(
         self,
@@ -240,9 +245,9 @@ class ContextAssembler:
         tiers: list[TierResult] = []
         carry = 0
         candidate_lists: list[Sequence[Candidate]] = [
-            prediction.critical,
-            prediction.relevant,
-            prediction.background,
+            self._dated(prediction.critical),
+            self._dated(prediction.relevant),
+            self._dated(prediction.background),
         ]
         warnings = list(self.alerts(prediction)) if self.alerts is not None else []
         for number in (1, 2, 3):
@@ -275,6 +280,18 @@ class ContextAssembler:
             tiers=tiers,
             profile_included=profile_text is not None and profile_text in markdown,
         )
+
+    def _dated(self, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
+        """The candidates with each relative phrase followed by its resolved date."""
+        if self.dates is None or not candidates:
+            return candidates
+        times = self.dates([c.memory.id for c in candidates])
+        return [
+            replace(c, memory=replace(c.memory, content=with_dates(c.memory.content, found)))
+            if (found := times.get(c.memory.id))
+            else c
+            for c in candidates
+        ]
 
     def _wrap(self, body: str, version: str, generated: str, prediction: Prediction) -> str:
         attributes = [f'version="{version}"', f'generated="{generated}"']

@@ -240,3 +240,25 @@ def test_background_conventions_enter_compressed_even_with_room() -> None:
     (placed,) = result.tiers[2].placed
     assert placed.level is Level.COMPRESSED
     assert "names: thing_0" in result.markdown
+
+
+def test_relative_dates_carry_their_resolved_date_into_the_context() -> None:
+    from services.temporal import times_for
+
+    created = "2026-06-10T09:00:00+02:00"
+    text = "We rolled back the payout job yesterday after the alert."
+    memory = candidate("t1", text, created_at=created)
+    stored = {"t1": times_for(text, created)}  # what the store keeps in memory_time
+    asked: list[list[str]] = []
+
+    def dates(ids: object) -> dict[str, object]:
+        asked.append(list(ids))  # type: ignore[call-overload]
+        return stored
+
+    dated = ContextAssembler(8000, dates=dates).assemble(prediction(relevant=[memory]))  # type: ignore[arg-type]
+    assert "yesterday (2026-06-09) after the alert" in dated.markdown
+    assert asked == [["t1"]]  # one lookup for the tier's memories
+    plain = ContextAssembler(8000).assemble(prediction(relevant=[memory]))
+    assert "yesterday after the alert" in plain.markdown
+    small = ContextAssembler(120, dates=dates).assemble(prediction(relevant=[memory]))  # type: ignore[arg-type]
+    assert count_tokens(small.markdown) <= 120
