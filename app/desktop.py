@@ -114,6 +114,9 @@ class Desktop:
         return self.engram.store.query(MemoryFilter.everything(), limit=limit)
 
     def edit_memory(self, memory_id: str, changes: dict[str, Any]) -> Memory:
+        from services.lessons import check_plain_edit
+
+        check_plain_edit(self.engram.store, memory_id, changes)
         return self.engram.service.edit(memory_id, changes)
 
     def delete_memory(self, memory_id: str) -> Memory:

@@ -209,6 +209,19 @@ def _row(store: MemoryStore, memory_id: str) -> tuple[LessonParts, int] | None:
     return LessonParts(str(row[0]), str(row[1]), str(row[2])), int(row[3])
 
 
+def check_plain_edit(store: MemoryStore, memory_id: str, changes: dict[str, Any]) -> None:
+    """Refuse a plain edit of a versioned lesson's text: it would bypass the versions
+    (`refine` keeps the earlier one). Tags, tier and the rest may change freely."""
+    if not {"title", "content", "type"} & set(changes):
+        return
+    memory = store.get(memory_id)
+    if memory.type is MemoryType.LESSON and _row(store, memory_id) is not None:
+        raise UserInputError(
+            f"{memory_id} is a versioned lesson; change its text with `engram lesson refine "
+            f"{memory_id} --action … --reason …` so the earlier version is kept"
+        )
+
+
 def get_lesson(store: MemoryStore, memory_id: str) -> Lesson:
     memory = _lesson_memory(store, memory_id)
     found = _row(store, memory_id)

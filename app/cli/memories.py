@@ -303,6 +303,9 @@ def edit(
     if not changes:
         raise click.UsageError("nothing to change: give at least one option")
     engram = state.engram()
+    from services.lessons import check_plain_edit
+
+    check_plain_edit(engram.store, memory_id, changes)
     with state.vector_access() as held:
         memory = engram.service.edit(memory_id, changes, embed=held)
     if as_json:

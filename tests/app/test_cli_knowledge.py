@@ -178,3 +178,15 @@ def test_lesson_backfill_of_imported_lessons(engram_cli: EngramCli, tmp_path: Pa
         (1, "drop the offset"),
         (2, "keep the offset."),
     ]
+
+
+def test_a_versioned_lesson_is_changed_by_refine_not_edit(engram_cli: EngramCli) -> None:
+    added = engram_cli.json(
+        "lesson", "add", "--trigger", "deploying", "--action", "run the migrations first"
+    )
+    lesson_id = added["memory_id"]
+    refused = engram_cli("edit", lesson_id, "--content", "whatever")
+    assert refused.exit_code == 2 and "engram lesson refine" in refused.stderr
+    assert "run the migrations first" in engram_cli.json("show", lesson_id)["content"]
+    engram_cli.ok("edit", lesson_id, "--tag", "deploy")  # tags may change freely
+    assert "deploy" in engram_cli.json("show", lesson_id)["tags"]
