@@ -41,7 +41,13 @@ package: $(STAMP)
 	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN --distpath dist \
 		--workpath build/pyinstaller packaging/engram.spec
 	dist/engram/engram --version
-	dist/engram/engram --data-dir build/package-check search "does the bundle embed" --json
+	rm -rf build/package-check
+	dist/engram/engram --data-dir build/package-check add --json \
+		"The bundle embeds its model; we checked it yesterday." > /dev/null
+	dist/engram/engram --data-dir build/package-check search "does the bundle embed" --json \
+		| grep -q '"title": "The bundle embeds its model'
+	dist/engram/engram --data-dir build/package-check recall --no-llm --json \
+		"When did we check the bundle?" | grep -q '"date": "'
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
