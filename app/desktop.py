@@ -182,7 +182,7 @@ class Desktop:
 
         engram = self.engram
         dues = [d for d in operations_due(engram) if d.due]
-        context = rem_context(engram)
+        context = rem_context(engram, cancel=stop)  # a model call stops when the user is back
         llm = context.llm
         reports: list[Any] = []
         for number, due in enumerate(dues, 1):

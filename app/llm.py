@@ -77,8 +77,12 @@ def build_provider(name: str, settings: Settings, cancel: threading.Event | None
     return LlamaLocalLLM(None, cancel=cancel)
 
 
-def build_llm_runner(settings: Settings, *, auto_unload: bool = True) -> LLMRunner:
-    cancel = threading.Event()
+def build_llm_runner(
+    settings: Settings, *, auto_unload: bool = True, cancel: threading.Event | None = None
+) -> LLMRunner:
+    """The configured provider chain. Setting `cancel` (e.g. the user came back during a
+    consolidation run) stops the model call in progress at its next token."""
+    cancel = cancel if cancel is not None else threading.Event()
     providers = [build_provider(name, settings, cancel) for name in provider_chain(settings)]
     return LLMRunner(
         providers,

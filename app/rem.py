@@ -3,6 +3,7 @@ and its schedules, both from the settings; the CLI and the tray use these."""
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from typing import Any
 
@@ -25,8 +26,14 @@ def schedules(settings: Any) -> dict[str, Schedule]:
     }
 
 
-def rem_context(engram: Any, project: str | None = None, now: datetime | None = None) -> RemContext:
-    """The cycle's context; its LLM loads a model only when first asked (close it)."""
+def rem_context(
+    engram: Any,
+    project: str | None = None,
+    now: datetime | None = None,
+    cancel: threading.Event | None = None,
+) -> RemContext:
+    """The cycle's context; its LLM loads a model only when first asked (close it).
+    Setting `cancel` stops a model call in progress (the user came back)."""
     from app.llm import build_llm_runner
 
     return RemContext(
@@ -35,7 +42,7 @@ def rem_context(engram: Any, project: str | None = None, now: datetime | None = 
         engram.embedder.model_id,
         project,
         now,
-        build_llm_runner(engram.settings),
+        build_llm_runner(engram.settings, cancel=cancel),
         session_gap_minutes=float(engram.settings.get("rem.session_gap_minutes")),
     )
 

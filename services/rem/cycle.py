@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from services.llm.base import LLMCancelled
 from services.memory import now_iso
 from services.memory_service import MemoryService
 from services.rem.actions import answer
@@ -155,6 +156,7 @@ class OperationReport:
     applied: int = 0
     error: str | None = None
     changes: dict[str, Any] = field(default_factory=dict)
+    cancelled: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -211,6 +213,9 @@ def run_operations(
                         continue
                     if answer(context.service, findings, finding, finding.recommended):
                         report.applied += 1
+        except LLMCancelled:  # the user came back: nothing stored, due again next time
+            report.error = "cancelled: stopped when the user came back"
+            report.cancelled = True
         except Exception as error:  # one failing operation must not stop the others
             report.error = f"{type(error).__name__}: {error}"
         report.seconds = time.perf_counter() - started
@@ -224,7 +229,7 @@ def run_operations(
                         started_at,
                         report.seconds,
                         len(report.findings),
-                        "failed" if report.error else "done",
+                        "cancelled" if report.cancelled else ("failed" if report.error else "done"),
                         report.error,
                         json.dumps(report.changes, default=str),
                     ],

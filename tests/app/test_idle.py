@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.idle import IdleConsolidator, IdleMonitor
 from app.tasks import TaskRunner
 
@@ -102,3 +104,32 @@ def test_desktop_runs_due_operations_in_order(data_dir: Path) -> None:
     stopped.set()
     assert desktop.run_due_operations(stopped, notes.append) == []  # nothing due, or stopped
     desktop.close()
+
+
+def test_a_returning_user_stops_the_model_call_itself(data_dir: Path) -> None:
+    """The consolidator's stop event is the model runner's cancel event: a call in
+    progress stops at its next token, not at the end of the operation."""
+    from app.composition import open_engram
+    from app.rem import rem_context
+    from services.llm.base import LLMCancelled
+    from services.rem.cycle import run_operations
+    from services.rem.schedule import due_operations
+    from tests.fakes import HashEmbedder, ScriptedLLM
+
+    engram = open_engram(data_dir, embedder=HashEmbedder())
+    stop = threading.Event()
+    context = rem_context(engram, cancel=stop)
+    assert context.llm.cancel_event is stop
+    stop.set()
+    with pytest.raises(LLMCancelled):
+        context.llm.complete("hello")
+    engram.service.add({"id": "m", "content": "We keep money as integer cents.",
+                        "type": "decision"})  # fmt: skip
+    context.llm = ScriptedLLM([LLMCancelled("the user came back")])
+    (report,) = run_operations(context, ["facts"])
+    assert report.cancelled and report.error and report.error.startswith("cancelled")
+    status = engram.store.database.execute_sql("SELECT status FROM rem_run").fetchall()
+    assert status == [("cancelled",)]
+    (due,) = due_operations(engram.store, ["facts"])
+    assert due.due and due.reason == "never ran"  # runs again next time
+    engram.close()
