@@ -19,14 +19,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.activity import ActivityKind
 from services.errors import UserInputError
 from services.memory import Memory
 from services.prediction import Candidate, Prediction
-from services.temporal import TimeRef, with_dates
 from services.tokens import TokenCounter, count_tokens
+
+if TYPE_CHECKING:
+    from services.temporal import TimeRef
 
 DEFAULT_BUDGET = 8000
 MIN_BUDGET = 64
@@ -285,6 +287,8 @@ class ContextAssembler:
         """The candidates with each relative phrase followed by its resolved date."""
         if self.dates is None or not candidates:
             return candidates
+        from services.temporal import with_dates
+
         times = self.dates([c.memory.id for c in candidates])
         return [
             replace(c, memory=replace(c.memory, content=with_dates(c.memory.content, found)))

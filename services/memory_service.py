@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.capture import parse_memory_lines
-from services.contradictions import queue_on_write
 from services.errors import Problem
 from services.filters import MemoryFilter
 from services.indexing import Indexer
@@ -59,6 +58,8 @@ class MemoryService:
 
             raise ValidationFailed("the memory is invalid; nothing was stored", problems)
         self.store.add(memory)
+        from services.contradictions import queue_on_write  # heavy regexes: on first write
+
         queue_on_write(self.store, memory)
         if embed:
             self.indexer.index([memory])
@@ -74,6 +75,8 @@ class MemoryService:
             for name in ("title", "content", "tags", "file_refs", "project")
         )
         if changed and updated.superseded_by is None:
+            from services.contradictions import queue_on_write
+
             queue_on_write(self.store, updated)
         if changed and embed:
             self.indexer.remove(before)

@@ -29,7 +29,6 @@ from functools import lru_cache
 
 from services.db import MetaRow
 from services.memory import Memory
-from services.rem.duplicates import code_names
 
 SALT_KEY = "query_term_salt"
 MIN_TERM_CHARS = 3
@@ -133,6 +132,8 @@ def trigger_words(memory: Memory) -> set[str]:
 def trigger_word_forms(memory: Memory) -> dict[str, str]:
     """Each trigger word with the word it came from, in order: title, tags, code names."""
     forms: dict[str, str] = {}
+    from services.rem.duplicates import code_names  # the REM side; searches never need it
+
     for source in [memory.title, *memory.tags, *sorted(code_names(memory))]:
         for token in _TOKEN.findall(source[:MAX_TEXT_CHARS]):
             for term, word in _token_terms(token):

@@ -33,7 +33,6 @@ from services.errors import NotFoundError, UserInputError
 from services.filters import MemoryFilter
 from services.memory import Memory, now_iso, parse_time, title_from_content
 from services.migrations import FTS_TABLE_SQL, project_token
-from services.time_index import index_times, unindex_times
 from services.types import MemoryType, Scope, Source, Tier, UsageEvent
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
@@ -172,6 +171,8 @@ class MemoryStore:
 
     def _index_text(self, memory: Memory) -> None:
         # Resolved dates of "yesterday", "last Tuesday"… (services.temporal), same transaction.
+        from services.time_index import index_times  # dateparser: on first write
+
         index_times(self.database.connection(), memory.id, memory.content, memory.created_at)
         chunks = chunk_content(memory.content, self.max_chunk_tokens)
         if len(chunks) > 1:
@@ -214,6 +215,8 @@ class MemoryStore:
         )
 
     def _unindex_text(self, memory_id: str) -> None:
+        from services.time_index import unindex_times
+
         unindex_times(self.database.connection(), memory_id)
         ChunkRow.delete().where(ChunkRow.memory_id == memory_id).execute()
         if self.fts_available():
@@ -289,6 +292,8 @@ class MemoryStore:
                 self._index_text(updated)
             elif updated.created_at != current.created_at:  # dates resolve against it
                 connection = self.database.connection()
+                from services.time_index import index_times
+
                 index_times(connection, memory_id, updated.content, updated.created_at)
         return updated
 

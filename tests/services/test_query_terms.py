@@ -119,7 +119,7 @@ def test_query_terms_never_fail_and_are_lowercase_and_long_enough(text: str) -> 
 @given(st.text(alphabet=st.characters(categories=["Cs", "L", "M", "N", "P", "Zs"])))
 def test_odd_unicode_never_fails(text: str) -> None:
     query_terms(text)
-    trigger_words(make_memory(text or "x", title=text.strip() or None, tags=[]))
+    trigger_words(make_memory(text.strip() or "x", title=text.strip() or None, tags=[]))
 
 
 def _plural(word: str) -> str:
