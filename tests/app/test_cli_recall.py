@@ -149,3 +149,8 @@ def test_edit_and_delete_keep_the_dates_in_step(dated: EngramCli) -> None:
 def test_recall_needs_a_question(dated: EngramCli) -> None:
     assert dated("recall").exit_code == 2
     assert dated("recall", "when?", "--as-of", "June").exit_code == 2
+
+
+def test_an_empty_question_is_refused(engram_cli: EngramCli) -> None:
+    result = engram_cli("recall", "   ")
+    assert result.exit_code == 2 and "QUESTION is empty" in result.stderr
