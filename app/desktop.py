@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.activity import build_assembler, read_profile, restore_state
+from app.activity import build_assembler, read_profile, resolved_dates, restore_state
 from app.composition import Engram, open_engram
 from services.context import AssembledContext, Level, render_memory
 from services.filters import MemoryFilter
@@ -71,7 +71,7 @@ class Desktop:
         kind = RetrieverKind(engram.settings.get("retrieval.retriever"))
         response = engram.service.search(query, flt, SEARCH_LIMIT, kind)
         return SearchAnswer(
-            query, response.results, response.metrics.total_ms, list(response.flags)
+            query, dated(engram, response.results), response.metrics.total_ms, list(response.flags)
         )
 
     def error_seen(self, key_line: str) -> int:
@@ -209,3 +209,19 @@ class Desktop:
     @staticmethod
     def now() -> datetime:
         return datetime.now(UTC)
+
+
+def dated(engram: Engram, results: list[SearchResult]) -> list[SearchResult]:
+    """Results whose relative phrases show their resolved dates ("yesterday
+    (2026-06-09)"), for reading; the stored memories are not changed."""
+    from dataclasses import replace
+
+    from services.temporal import with_dates
+
+    times = resolved_dates(engram)([r.memory.id for r in results]) if results else {}
+    return [
+        replace(r, memory=replace(r.memory, content=with_dates(r.memory.content, found)))
+        if (found := times.get(r.memory.id))
+        else r
+        for r in results
+    ]

@@ -346,8 +346,11 @@ def with_dates(content: str, times: Iterable[TimeRef]) -> str:
     for ref in sorted(times, key=lambda r: r.start):
         if ref.start < at or content[ref.start : ref.end] != ref.phrase:
             continue  # stale or overlapping: leave the text as it is
+        label = f" ({describe(ref)})"
+        if content.startswith(label, ref.end):
+            continue  # already dated (text shown twice goes through here twice)
         out.append(content[at : ref.end])
-        out.append(f" ({describe(ref)})")
+        out.append(label)
         at = ref.end
     out.append(content[at:])
     return "".join(out)

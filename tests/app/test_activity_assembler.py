@@ -33,3 +33,25 @@ def test_the_app_assembler_shows_stored_dates(engram: object) -> None:
     )
     markdown = build_assembler(engram).assemble(prediction).markdown  # type: ignore[arg-type]
     assert "yesterday (2026-06-09)" in markdown
+
+
+def test_popup_results_show_dates_and_copying_does_not_date_twice(
+    engram: object, data_dir: object
+) -> None:
+    from app.desktop import Desktop
+
+    service = engram.service  # type: ignore[attr-defined]
+    service.add(
+        {
+            "id": "rollback",
+            "content": "We rolled back the payout job yesterday.",
+            "created_at": "2026-06-10T09:00:00+02:00",
+        }
+    )
+    desktop = Desktop(data_dir, engram)  # type: ignore[arg-type]
+    answer = desktop.search("rolled back payout job")
+    (first, *_) = answer.results
+    assert first.memory.content == "We rolled back the payout job yesterday (2026-06-09)."
+    assert service.store.get("rollback").content.endswith("job yesterday.")  # not stored
+    copied = desktop.context_for("rolled back payout job", answer.results).markdown
+    assert copied.count("(2026-06-09)") == 1
