@@ -170,7 +170,9 @@ def predict(
     engram = state.engram(catch_up=False)
     assembler = build_assembler(engram)
     if budget is not None:
-        assembler = ContextAssembler(budget, assembler.split, assembler.counter)
+        assembler = ContextAssembler(
+            budget, assembler.split, assembler.counter, assembler.alerts, assembler.dates
+        )
     report = evaluate(
         events, _engine(engram), assembler, Path(source_root) if source_root else None
     ).to_dict()
