@@ -80,7 +80,23 @@ def _stats(state: CliState) -> dict[str, Any]:
         "embedding_model": engram.embedder.model_id,
         "embedding_dimension": engram.store.meta_get("embedder.active_dimension"),
         "searches": engram.metrics.summary(),
+        "knowledge": _knowledge_counts(engram.store),
     }
+
+
+def _knowledge_counts(store: Any) -> dict[str, int]:
+    """What consolidation and the what-holds-now tables hold, one count each."""
+    queries = {
+        "findings_waiting": "SELECT count(*) FROM finding WHERE status = 'pending'",
+        "contradictions_open": "SELECT count(*) FROM contradiction WHERE resolved_at IS NULL",
+        "superseded": "SELECT count(*) FROM memory WHERE superseded_by IS NOT NULL",
+        "facts": "SELECT count(*) FROM fact",
+        "lessons_versioned": "SELECT count(*) FROM lesson",
+        "dated_phrases": "SELECT count(*) FROM memory_time",
+        "communities": "SELECT count(*) FROM community",
+        "links": "SELECT count(*) FROM memory_link",
+    }
+    return {key: int(store.database.execute_sql(sql).fetchone()[0]) for key, sql in queries.items()}
 
 
 @cli.command()
@@ -101,6 +117,14 @@ def stats(state: CliState, as_json: bool) -> None:
     for key in ("by_project", "by_type", "by_tier"):
         pairs = ", ".join(f"{k}: {v}" for k, v in sorted(data[key].items()))
         out.print(f"  {key.replace('_', ' ')}: {pairs or '-'}")
+    known = data["knowledge"]
+    out.print(
+        f"  {known['findings_waiting']} findings wait for review, "
+        f"{known['contradictions_open']} contradictions open, {known['superseded']} superseded; "
+        f"{known['facts']} facts, {known['lessons_versioned']} versioned lessons, "
+        f"{known['dated_phrases']} dated phrases, {known['links']} links, "
+        f"{known['communities']} communities"
+    )
     searches = data["searches"]
     out.print(f"searches in the last {searches['days']} days: {searches['searches']}")
     if searches["searches"]:

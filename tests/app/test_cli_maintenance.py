@@ -42,6 +42,11 @@ def test_stats(corpus_cli: EngramCli) -> None:
     assert stats["waiting_for_embedding"] == 0
     assert stats["embedding_model"] == MODEL_ID
     assert stats["searches"]["searches"] == 0
+    known = stats["knowledge"]
+    assert known["findings_waiting"] == known["contradictions_open"] == known["facts"] == 0
+    assert set(known) >= {"superseded", "lessons_versioned", "dated_phrases", "links"}
+    corpus_cli.ok("facts", "set", records[0]["id"], "--key", "k", "--value", "v")
+    assert corpus_cli.json("stats")["knowledge"]["facts"] == 1
     corpus_cli.ok("search", "deploy")
     corpus_cli.ok("search", "deploy", "--retriever", "lexical")
     searches = corpus_cli.json("stats")["searches"]
