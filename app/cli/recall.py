@@ -129,7 +129,7 @@ def recall(
     if (question is None) == (queries_file is None):
         raise click.UsageError("give a QUESTION or --queries-file (not both)")
     if question is not None and not question.strip():
-        raise click.UsageError("the QUESTION is empty; ask e.g. \"When did we ship 1.2?\"")
+        raise click.UsageError('the QUESTION is empty; ask e.g. "When did we ship 1.2?"')
     today = _as_of(as_of)
     answer = _answerer(state, project, use_llm)
     if queries_file is not None:
