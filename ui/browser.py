@@ -350,11 +350,12 @@ class MemoryBrowser(QWidget):
         meta = " · ".join([memory.project or "—", memory.tier.value, memory.created_at[:10]])
         tags = ", ".join(memory.tags) or "—"
         refs = html.escape(", ".join(memory.file_refs) or "—")
+        history = history_html(memory)
         self.detail.setHtml(
             f"<h3 style='color:#1f2a37'>{code_spans(html.escape(memory.title))}</h3>"
             f"<p style='color:{MUTED}'><span style='color:{color}; font-weight:600'>{kind}</span>"
             f" · {html.escape(meta)}<br>{html.escape(memory.id)} · confidence "
-            f"{memory.confidence:.2f}</p>"
+            f"{memory.confidence:.2f}</p>{history}"
             f"<div style='color:#2d3748'>{content_html(memory.content)}</div>"
             f"<p><span style='color:{MUTED}'>Tags</span>&nbsp; {html.escape(tags)}<br>"
             f"<span style='color:{MUTED}'>Files</span>&nbsp; "
@@ -436,3 +437,19 @@ class MemoryBrowser(QWidget):
             self.refresh(f"Restored {memory.id}")
 
         self.runner.run(lambda: self.backend.restore_memory(memory), restored, self.failed)
+
+
+def history_html(memory: Memory) -> str:
+    """Whether the memory still holds: what replaced it (and when), what it replaced."""
+    lines = []
+    if memory.superseded_by:
+        until = f" on {memory.valid_to[:10]}" if memory.valid_to else ""
+        lines.append(
+            f"<b>No longer holds</b>: superseded by {html.escape(memory.superseded_by)}"
+            f"{html.escape(until)} (kept as history)"
+        )
+    if memory.supersedes:
+        lines.append(f"Replaces {html.escape(memory.supersedes)}")
+    if not lines:
+        return ""
+    return f"<p style='background:#fff4e5;padding:4px'>{'<br>'.join(lines)}</p>"

@@ -76,6 +76,19 @@ def test_detail_shows_the_full_memory(browser: MemoryBrowser) -> None:
     browser.select("m1")
     text = browser.detail.toPlainText()
     assert "Dates from the API are naive." in text and "t1" in text and "m1" in text
+    assert "No longer holds" not in text
+
+
+def test_detail_says_when_a_memory_no_longer_holds() -> None:
+    from tests.services.builders import make_memory
+    from ui.browser import history_html
+
+    old = make_memory("MySQL.", id="old", superseded_by="new",
+                      valid_to="2026-05-01T00:00:00+00:00")  # fmt: skip
+    new = make_memory("PostgreSQL.", id="new", supersedes="old")
+    assert "No longer holds</b>: superseded by new on 2026-05-01" in history_html(old)
+    assert history_html(new).count("Replaces old") == 1
+    assert history_html(make_memory("Plain.")) == ""
 
 
 def test_pin_archive_restore(qtbot: Any, browser: MemoryBrowser) -> None:
