@@ -414,6 +414,22 @@ _DURATION_LIKE = {
 }
 
 
+def with_unit(attribute: str, value: str) -> str:
+    """A value as people read it: durations are kept in seconds, sizes in MB."""
+    if not _looks_numeric(value):
+        return value
+    if attribute in _DURATION_LIKE:
+        return f"{value} s"
+    return f"{value} MB" if attribute == "size limit" else value
+
+
+def describe_conflict(conflict: Mapping[str, str]) -> str:
+    """'timeout: 5 s vs 30 s' for one conflicting attribute."""
+    attribute = conflict["attribute"]
+    a, b = with_unit(attribute, conflict["a"]), with_unit(attribute, conflict["b"])
+    return f"{attribute}: {a} vs {b}"
+
+
 def _looks_numeric(value: str) -> bool:
     try:
         float(value)

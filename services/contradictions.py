@@ -42,6 +42,7 @@ from services.contradiction_cues import (
     Cues,
     Reading,
     compare,
+    describe_conflict,
     holder,
     idf_weights,
     read,
@@ -730,11 +731,7 @@ def finding_for(record: Contradiction, memories: dict[str, Memory]) -> Finding:
         recommended = "a_wins" if record.holder == record.a else "b_wins"
     what = "replaces" if record.kind == "supersedes" else "contradicts"
     conflicts = evidence.get("cues", {}).get("conflicts", [])
-    about = (
-        f" ({conflicts[0]['attribute']}: {conflicts[0]['a']} vs {conflicts[0]['b']})"
-        if conflicts
-        else ""
-    )
+    about = f" ({describe_conflict(conflicts[0])})" if conflicts else ""
     return Finding(
         op="contradictions",
         kind=record.kind,

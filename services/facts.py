@@ -108,23 +108,19 @@ def extract_by_rules(memory: Memory) -> Fact | None:
             continue
         scope = (match.group("scope") or "").strip() or _default_scope(memory, key, value)
         return Fact(memory.id, key, value, scope, RULE_CONFIDENCE["explicit"], "rule")
-    from services.contradiction_cues import read
+    from services.contradiction_cues import read, with_unit
 
     reading = read(memory.id, memory.title, memory.content, memory.file_refs)
     for statement in reading.statements:
         key = normal_key(statement.attribute)
         if statement.old or not statement.value or not key or key in _VAGUE_ATTRIBUTES:
             continue
-        value = statement.value + _UNITS.get(key, "")
+        value = with_unit(statement.attribute, statement.value)
         scope = _default_scope(memory, key, statement.value)
         return Fact(memory.id, key, value, scope, RULE_CONFIDENCE["statement"], "rule")
     return None
 
 
-# The cues normalise durations to seconds and sizes to MB; a fact says so.
-_UNITS = {
-    key: " s" for key in ("timeout", "cache_ttl", "lifetime", "retention", "interval", "latency")
-} | {"size_limit": " MB"}
 # A number next to a time word without a known attribute ("the core of k8s") says
 # nothing a fact could hold.
 _VAGUE_ATTRIBUTES = frozenset({"duration"})

@@ -28,13 +28,11 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
         if record.resolved
         else "unresolved"
     )
+    from services.contradiction_cues import describe_conflict
+
     holds = f", {record.holder} holds" if record.holder else ""
     conflicts = record.evidence.get("cues", {}).get("conflicts", [])
-    about = (
-        f" — {conflicts[0]['attribute']}: {conflicts[0]['a']} vs {conflicts[0]['b']}"
-        if conflicts
-        else ""
-    )
+    about = f" — {describe_conflict(conflicts[0])}" if conflicts else ""
     return (
         f"#{record.id} {record.kind}{holds}{about} ({state}; found {record.detected_at})\n"
         f"  A {short(record.a)}\n  B {short(record.b)}"

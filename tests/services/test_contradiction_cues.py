@@ -176,3 +176,18 @@ def test_replaced_with_and_drained_mark_only_the_old_value() -> None:
     assert moved.old("job queue") == {"google pub/sub"}
     cues = compare(queue, moved)
     assert cues.replaces == "d" and holder(queue, moved, cues) == "d"
+
+
+def test_conflicts_are_described_with_their_units() -> None:
+    from services.contradiction_cues import describe_conflict
+
+    assert describe_conflict({"attribute": "timeout", "a": "5", "b": "30"}) == (
+        "timeout: 5 s vs 30 s"
+    )
+    assert describe_conflict({"attribute": "size limit", "a": "2", "b": "5"}) == (
+        "size limit: 2 MB vs 5 MB"
+    )
+    assert describe_conflict({"attribute": "retries", "a": "3", "b": "5"}) == "retries: 3 vs 5"
+    assert describe_conflict({"attribute": "http client", "a": "urllib3", "b": "requests"}) == (
+        "http client: urllib3 vs requests"
+    )
