@@ -94,6 +94,8 @@ def _default_scope(memory: Memory, key: str, value: str) -> str:
     """The first code name the memory is about that is not the key or the value."""
     for name in _CODE.findall(f"{memory.title} {memory.content}"):
         name = name.strip()
+        if name.startswith("/"):
+            continue  # a route the text passes through, not what the fact is about
         if name and name.lower() != key and name not in value and " " not in name:
             return str(name[:40])
     return ""

@@ -109,3 +109,14 @@ def test_proposals_by_rules_are_recommended_by_the_model_only_reviewed(
     assert fact_findings(store, ScriptedLLM([answer])) == []  # not proposed twice
     assert accept_finding(store, saved[0])
     assert [f.memory_id for f in list_facts(store)] == [saved[0].memory_ids[0]]
+
+
+def test_a_route_is_not_the_scope_of_a_fact() -> None:
+    memory = make_memory(
+        "Pins flow from the `/login` route through `formatRelativeTime` into the "
+        "`pendingMutations` IndexedDB store.",
+        type="architecture",
+    )
+    fact = extract_by_rules(memory)
+    assert fact is not None and fact.key == "browser_storage"
+    assert fact.scope and not fact.scope.startswith("/")
