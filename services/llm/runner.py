@@ -157,8 +157,15 @@ class LLMRunner:
                 failures.append(error)
                 continue
             except LLMUnavailable as error:
+                later = any(i not in self._dead for i in range(index + 1, len(self._providers)))
                 log.warning(
-                    "%s: unavailable, trying the next provider: %s", provider.model_id, error
+                    "%s: unavailable (%s); %s",
+                    provider.model_id,
+                    error,
+                    "trying the next provider"
+                    if later
+                    else "no other model is configured, so what needs one uses its rules "
+                    "and derived text",
                 )
                 with self._state:
                     self._dead[index] = error

@@ -375,6 +375,19 @@ def test_fallback_chain_in_order() -> None:
     assert runner.unavailable is None
 
 
+def test_the_warning_says_whether_another_model_is_left(caplog: pytest.LogCaptureFixture) -> None:
+    local = ScriptedLLM([LLMUnavailable("model file missing")], model_id="local")
+    remote = ScriptedLLM(default=SAME, model_id="remote")
+    with caplog.at_level("WARNING", logger="services.llm.runner"):
+        LLMRunner([local, remote], auto_unload=False).complete("a")
+        alone = ScriptedLLM(default=LLMUnavailable("no GGUF model file is set"), model_id="g")
+        with pytest.raises(LLMUnavailable):
+            LLMRunner([alone], auto_unload=False).complete("a")
+    first, last = (r.getMessage() for r in caplog.records)
+    assert first == "local: unavailable (model file missing); trying the next provider"
+    assert last.startswith("g: unavailable (no GGUF model file is set); no other model")
+
+
 def test_a_failed_call_does_not_give_up_on_the_provider() -> None:
     local = ScriptedLLM([LLMTimeout("local: too slow"), "late"], model_id="local")
     remote = ScriptedLLM(default="remote answer", model_id="remote")
