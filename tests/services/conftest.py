@@ -1,5 +1,6 @@
-"""Fixtures of the services tests: a bare store, and an Engram whose Chroma client is
-released at the end (so a test can reopen the same folder as a new process would)."""
+"""Fixtures of the services tests: a bare store, an Engram whose Chroma client is
+released at the end (so a test can reopen the same folder as a new process would), and
+the consolidation context over that Engram."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from services.rem.cycle import RemContext
 from services.store import MemoryStore
 from tests.fakes import HashEmbedder
 
@@ -31,3 +33,13 @@ def engram(data_dir: Path) -> Iterator[object]:
     instance = open_engram(data_dir, embedder=HashEmbedder())
     yield instance
     close_engram(instance)
+
+
+@pytest.fixture
+def context(engram: object) -> RemContext:
+    """The REM cycle's context over the test Engram, without an LLM."""
+    return RemContext(
+        engram.service,  # type: ignore[attr-defined]
+        engram.vectors,  # type: ignore[attr-defined]
+        engram.embedder.model_id,  # type: ignore[attr-defined]
+    )

@@ -34,15 +34,6 @@ def verdict_json(verdict: str, holds: str = "B") -> str:
     return json.dumps({"verdict": verdict, "holds": holds, "reason": "test"})
 
 
-@pytest.fixture
-def context(engram: object) -> RemContext:
-    return RemContext(
-        engram.service,  # type: ignore[attr-defined]
-        engram.vectors,  # type: ignore[attr-defined]
-        engram.embedder.model_id,  # type: ignore[attr-defined]
-    )
-
-
 def add(context: RemContext, memory_id: str, content: str, day: int, **fields: object) -> None:
     context.service.add(
         {

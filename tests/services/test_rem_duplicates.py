@@ -42,15 +42,6 @@ def test_similar_pairs_uses_cosine() -> None:
     assert [(a, b) for a, b, _ in pairs] == [("m0", "m1")]
 
 
-@pytest.fixture
-def context(engram: object) -> RemContext:
-    return RemContext(
-        engram.service,  # type: ignore[attr-defined]
-        engram.vectors,  # type: ignore[attr-defined]
-        engram.embedder.model_id,  # type: ignore[attr-defined]
-    )
-
-
 def add(context: RemContext, memory_id: str, content: str, **fields: object) -> None:
     context.service.add({"id": memory_id, "content": content, "project": "p", **fields})
 

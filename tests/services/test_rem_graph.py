@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from services.rem.cycle import RemContext, run_operations
 from services.rem.graph import (
     MAX_LLM_COMMUNITY_SUMMARIES,
@@ -18,15 +16,6 @@ from services.rem.graph import (
     stored_communities,
 )
 from tests.fakes import ScriptedLLM
-
-
-@pytest.fixture
-def context(engram: object) -> RemContext:
-    return RemContext(
-        engram.service,  # type: ignore[attr-defined]
-        engram.vectors,  # type: ignore[attr-defined]
-        engram.embedder.model_id,  # type: ignore[attr-defined]
-    )
 
 
 def add(context: RemContext, memory_id: str, content: str, **fields: object) -> None:
