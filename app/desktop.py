@@ -214,14 +214,7 @@ class Desktop:
 def dated(engram: Engram, results: list[SearchResult]) -> list[SearchResult]:
     """Results whose relative phrases show their resolved dates ("yesterday
     (2026-06-09)"), for reading; the stored memories are not changed."""
-    from dataclasses import replace
-
-    from services.temporal import with_dates
+    from services.temporal import with_memory_dates
 
     times = resolved_dates(engram)([r.memory.id for r in results]) if results else {}
-    return [
-        replace(r, memory=replace(r.memory, content=with_dates(r.memory.content, found)))
-        if (found := times.get(r.memory.id))
-        else r
-        for r in results
-    ]
+    return with_memory_dates(results, times)

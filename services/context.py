@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
@@ -287,15 +287,9 @@ class ContextAssembler:
         """The candidates with each relative phrase followed by its resolved date."""
         if self.dates is None or not candidates:
             return candidates
-        from services.temporal import with_dates
+        from services.temporal import with_memory_dates
 
-        times = self.dates([c.memory.id for c in candidates])
-        return [
-            replace(c, memory=replace(c.memory, content=with_dates(c.memory.content, found)))
-            if (found := times.get(c.memory.id))
-            else c
-            for c in candidates
-        ]
+        return with_memory_dates(candidates, self.dates([c.memory.id for c in candidates]))
 
     def _wrap(self, body: str, version: str, generated: str, prediction: Prediction) -> str:
         attributes = [f'version="{version}"', f'generated="{generated}"']

@@ -47,11 +47,12 @@ from __future__ import annotations
 import calendar
 import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
+from typing import Protocol, TypeVar
 
-from services.memory import parse_time
+from services.memory import Memory, parse_time
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {
@@ -354,6 +355,29 @@ def with_dates(content: str, times: Iterable[TimeRef]) -> str:
         at = ref.end
     out.append(content[at:])
     return "".join(out)
+
+
+class _HoldsMemory(Protocol):
+    @property
+    def memory(self) -> Memory: ...
+
+
+Holder = TypeVar("Holder", bound=_HoldsMemory)  # a search result, a context candidate…
+
+
+def with_memory_dates(
+    items: Sequence[Holder], times: Mapping[str, Sequence[TimeRef]]
+) -> list[Holder]:
+    """The items (dataclasses holding a `memory`), each memory's relative phrases
+    followed by their resolved dates, for reading; the stored memories are unchanged."""
+    dated: list[Holder] = []
+    for item in items:
+        found = times.get(item.memory.id)
+        if found:
+            memory = replace(item.memory, content=with_dates(item.memory.content, found))
+            item = replace(item, memory=memory)  # type: ignore[type-var]
+        dated.append(item)
+    return dated
 
 
 _TEMPORAL_QUESTION = re.compile(
