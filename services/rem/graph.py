@@ -229,30 +229,27 @@ def label_for(memories: list[Memory]) -> str:
 
 
 def summarise(
-    store: MemoryStore, communities: list[Community], by_id: dict[str, Memory],
-    graph: nx.Graph, llm: Any | None, changed: set[str],
+    communities: list[Community], by_id: dict[str, Memory], graph: nx.Graph,
+    llm: Any | None, changed: set[str],
+    previous: dict[str, set[str]], summaries: dict[str, str],
 ) -> int:  # fmt: skip
     """Fill label and summary from each community's most connected members; the LLM
     writes the prose of the largest changed ones (at most a few per run), a derived
-    summary the others. Returns how many the LLM wrote."""
+    summary the others; a community whose members did not change keeps its summary
+    (`previous` members and `summaries` of the last run). Returns how many the LLM
+    wrote."""
     from services.llm.base import TimeBudget
     from services.rem.clusters import write_summary
 
     written = asked = 0
     budget = TimeBudget(LLM_SECONDS)
-    stored = {
-        str(cid): (str(members), str(summary))
-        for cid, members, summary in _execute(
-            store, "SELECT id, members, summary FROM community"
-        ).fetchall()
-    }
     for community in sorted(communities, key=lambda c: -len(c.members)):
         central = sorted(community.members, key=lambda m: (-graph.degree(m), m))
         memories = [by_id[m] for m in central[:CENTRAL_MEMBERS]]
         community.label = label_for([by_id[m] for m in community.members])
-        same = stored.get(community.id)
-        if same and json.loads(same[0]) == community.members and community.id not in changed:
-            community.summary = same[1]  # unchanged members: keep the summary written
+        unchanged = previous.get(community.id) == set(community.members)
+        if unchanged and community.id not in changed:
+            community.summary = summaries[community.id]  # keep the summary written
             continue
         use_llm = llm is not None and asked < MAX_LLM_COMMUNITY_SUMMARIES
         asked += use_llm  # rejected prose counts too: the model's time is what is capped
@@ -295,14 +292,19 @@ def detect_communities(
         )
         large = [set(c) for c in found if len(c) >= MIN_COMMUNITY]
         rows = _execute(
-            store, "SELECT id, members, created_at FROM community WHERE project IS ?", [name]
+            store,
+            "SELECT id, members, created_at, summary FROM community WHERE project IS ?",
+            [name],
         ).fetchall()
-        previous = {str(cid): set(json.loads(members)) for cid, members, _ in rows}
-        created = {str(cid): str(when) for cid, _, when in rows}
+        previous = {str(cid): set(json.loads(members)) for cid, members, _, _ in rows}
+        created = {str(cid): str(when) for cid, _, when, _ in rows}
+        summaries = {str(cid): str(summary) for cid, _, _, summary in rows}
         communities, changes = compare(previous, large, name)
         changed = set(changes["new"]) | {m["community"] for m in changes["merged"]}
         changed |= {p for s in changes["split"] for p in s["into"]}
-        report["llm_summaries"] += summarise(store, communities, by_id, graph, llm, changed)
+        report["llm_summaries"] += summarise(
+            communities, by_id, graph, llm, changed, previous, summaries
+        )
         with store.writing():
             _execute(store, "DELETE FROM community WHERE project IS ?", [name])
             for community in communities:
