@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from app.composition import Engram
-from services.activity import ActivityKind, Signal, SignalKind
-from services.context import ContextAssembler, TierSplit
-from services.git_state import read_head
-from services.prediction import PredictiveEngine
-from services.source_symbols import SourceSymbols, language_of, parse_source
-from services.watch_rules import UnreadableFile, parse_patterns, read_source
+from services.activity.git_state import read_head
+from services.activity.prediction import PredictiveEngine
+from services.activity.signals import ActivityKind, Signal, SignalKind
+from services.activity.watch_rules import UnreadableFile, parse_patterns, read_source
+from services.context.assembly import ContextAssembler, TierSplit
+from services.text.source_symbols import SourceSymbols, language_of, parse_source
 
 STATE_KEY = "activity.last"
 
@@ -46,7 +46,7 @@ def build_assembler(engram: Engram) -> ContextAssembler:
 
 def resolved_dates(engram: Engram) -> Any:
     """The stored resolutions of relative dates, for the assembled context."""
-    from services.time_index import load_times
+    from services.storage.time_index import load_times
 
     def dates(memory_ids: Any) -> Any:
         return load_times(engram.store.database.connection(), memory_ids)
@@ -57,7 +57,7 @@ def resolved_dates(engram: Engram) -> Any:
 def contradiction_alerts(engram: Engram) -> Any:
     """Tier-1 warnings: unresolved contradictions of the predicted memories (or else of
     the project)."""
-    from services.contradictions import alerts
+    from services.knowledge.contradictions import alerts
 
     def warn(prediction: Any) -> list[str]:
         ids = [c.memory.id for c in (*prediction.critical, *prediction.relevant)]
@@ -78,7 +78,7 @@ def watched_paths(engram: Engram) -> list[Path]:
 def read_profile(engram: Engram) -> tuple[str | None, bool]:
     """The profile text and whether the user consented to its use (without consent
     the profile is not even read)."""
-    from services.profile import ProfileStore
+    from services.knowledge.profile import ProfileStore
 
     consent = bool(engram.settings.get("profile.consent"))
     if not consent:

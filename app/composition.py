@@ -14,20 +14,21 @@ from pathlib import Path
 
 from app.secrets import get_api_key
 from app.settings import SETTINGS_FILE, Settings
-from services.embeddings.base import Embedder
-from services.indexing import (
+from services.memories.lifecycle import Lifecycle, LifecyclePolicy
+from services.memories.service import MemoryService
+from services.memory import Memory
+from services.search.retrieval import HybridRetriever, Weights
+from services.storage.memories import MemoryStore
+from services.storage.metrics import SearchMetricsLog
+from services.vectors.embeddings.base import Embedder
+from services.vectors.index import VectorIndex
+from services.vectors.indexing import (
     ACTIVE_CONFIG_KEY,
     ACTIVE_MODEL_KEY,
     Indexer,
     ModelChange,
     ReconcileReport,
 )
-from services.lifecycle import Lifecycle, LifecyclePolicy
-from services.memory_service import MemoryService
-from services.metrics import SearchMetricsLog
-from services.retrieval import HybridRetriever, Weights
-from services.store import MemoryStore
-from services.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 DATABASE_FILE = "engram.sqlite3"
@@ -52,18 +53,18 @@ def embedder_config(settings: Settings) -> dict[str, str]:
 def build_embedder(config: dict[str, str]) -> Embedder:
     provider = config.get("embedder.provider", "onnx")
     if provider == "gguf":
-        from services.embeddings.gguf import GGUFEmbedder
+        from services.vectors.embeddings.gguf import GGUFEmbedder
 
         return GGUFEmbedder(Path(config.get("embedder.gguf_path", "")).expanduser())
     if provider == "openai":
-        from services.embeddings.openai_http import OpenAIEmbedder
+        from services.vectors.embeddings.openai_http import OpenAIEmbedder
 
         return OpenAIEmbedder(
             config.get("embedder.openai_url", ""),
             config.get("embedder.openai_model", ""),
             api_key=get_api_key("embedder.openai"),
         )
-    from services.embeddings.onnx_minilm import OnnxMiniLMEmbedder
+    from services.vectors.embeddings.onnx_minilm import OnnxMiniLMEmbedder
 
     return OnnxMiniLMEmbedder()
 
@@ -106,6 +107,14 @@ class Engram:
         self.retriever.close()
         self.vectors.close()
         self.store.close()
+
+
+def queue_contradiction_candidates(store: MemoryStore, memory: Memory) -> None:
+    """The write hook that queues a written memory's contradiction candidates; the cue
+    module's regexes load on the first write, not at start-up."""
+    from services.knowledge.contradictions import queue_on_write
+
+    queue_on_write(store, memory)
 
 
 def open_engram(
@@ -170,7 +179,9 @@ def open_engram(
         archive_min_age_days=settings.get("lifecycle.archive_min_age_days"),
     )
     lifecycle = Lifecycle(store, policy)
-    service = MemoryService(store, indexer, retriever, lifecycle)
+    service = MemoryService(
+        store, indexer, retriever, lifecycle, write_hooks=[queue_contradiction_candidates]
+    )
     return Engram(
         data_dir,
         settings,

@@ -15,11 +15,11 @@ from typing import Any
 
 from app.activity import build_assembler, read_profile, resolved_dates, restore_state
 from app.composition import Engram, open_engram
-from services.context import AssembledContext, Level, render_memory
+from services.activity.prediction import Prediction, PredictiveEngine, with_search_results
+from services.context.assembly import AssembledContext, Level, render_memory
 from services.filters import MemoryFilter
 from services.memory import Memory
-from services.prediction import Prediction, PredictiveEngine, with_search_results
-from services.retrieval import SearchResult
+from services.search.retrieval import SearchResult
 from services.types import UsageEvent
 
 SEARCH_LIMIT = 12
@@ -65,7 +65,7 @@ class Desktop:
 
     def search(self, query: str, project: str | None = None) -> SearchAnswer:
         engram = self.engram
-        from services.retrieval import RetrieverKind
+        from services.search.retrieval import RetrieverKind
 
         flt = MemoryFilter(project=project)
         kind = RetrieverKind(engram.settings.get("retrieval.retriever"))
@@ -77,7 +77,7 @@ class Desktop:
     def error_seen(self, key_line: str) -> int:
         """An error seen outside the CLI (copied to the clipboard): feed it to the
         prediction; returns how many fixes or pitfalls it made critical."""
-        from services.activity import Signal, SignalKind
+        from services.activity.signals import Signal, SignalKind
 
         engine = self.engine
         signal = Signal(SignalKind.ERROR_SEEN, self.now(), engine.current_project, error=key_line)
@@ -114,7 +114,7 @@ class Desktop:
         return self.engram.store.query(MemoryFilter.everything(), limit=limit)
 
     def edit_memory(self, memory_id: str, changes: dict[str, Any]) -> Memory:
-        from services.lessons import check_plain_edit
+        from services.knowledge.lessons import check_plain_edit
 
         check_plain_edit(self.engram.store, memory_id, changes)
         return self.engram.service.edit(memory_id, changes)
@@ -133,7 +133,7 @@ class Desktop:
     # --- consent and profile ----------------------------------------------------------------
 
     def profile_state(self) -> tuple[bool, dict[str, str]]:
-        from services.profile import ProfileStore
+        from services.knowledge.profile import ProfileStore
 
         engram = self.engram
         consent = bool(engram.settings.get("profile.consent"))
@@ -141,7 +141,7 @@ class Desktop:
 
     def set_profile_consent(self, consent: bool) -> None:
         """Turning consent off deletes the profile and its vectors first."""
-        from services.profile import ProfileStore
+        from services.knowledge.profile import ProfileStore
 
         engram = self.engram
         if not consent:
@@ -149,7 +149,7 @@ class Desktop:
         engram.settings.set("profile.consent", consent)
 
     def save_profile(self, fields: dict[str, str]) -> str:
-        from services.profile import ProfileStore
+        from services.knowledge.profile import ProfileStore
 
         engram = self.engram
         consent = bool(engram.settings.get("profile.consent"))
@@ -158,7 +158,7 @@ class Desktop:
     # --- consolidation findings ---------------------------------------------------------
 
     def pending_findings(self) -> list[Any]:
-        from services.rem.findings import FindingStore
+        from services.storage.findings import FindingStore
 
         return FindingStore(self.engram.store).pending()
 
@@ -168,7 +168,7 @@ class Desktop:
 
     def answer_finding(self, finding: Any, option: str) -> bool:
         from services.rem.actions import answer
-        from services.rem.findings import FindingStore
+        from services.storage.findings import FindingStore
 
         engram = self.engram
         return answer(engram.service, FindingStore(engram.store), finding, option)
@@ -214,7 +214,7 @@ class Desktop:
 def dated(engram: Engram, results: list[SearchResult]) -> list[SearchResult]:
     """Results whose relative phrases show their resolved dates ("yesterday
     (2026-06-09)"), for reading; the stored memories are not changed."""
-    from services.temporal import with_memory_dates
+    from services.text.dates import with_memory_dates
 
     times = resolved_dates(engram)([r.memory.id for r in results]) if results else {}
     return with_memory_dates(results, times)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from services.activity.watch_rules import DEFAULT_SECRET_PATTERNS
 from services.errors import UserInputError
-from services.watch_rules import DEFAULT_SECRET_PATTERNS
 
 SETTINGS_FILE = "settings.json"
 LLM_PROVIDERS = ("embedded", "gguf", "openai")

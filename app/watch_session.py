@@ -14,10 +14,10 @@ from typing import Any
 from app.activity import file_signal, locate, save_state, secret_patterns
 from app.composition import Engram
 from app.watchers import ProjectWatcher
-from services.activity import Signal, SignalKind
-from services.prediction import Prediction, PredictiveEngine
-from services.watch_batch import Burst, RawKind
-from services.watch_rules import PathRules
+from services.activity.prediction import Prediction, PredictiveEngine
+from services.activity.signals import Signal, SignalKind
+from services.activity.watch_batch import Burst, RawKind
+from services.activity.watch_rules import PathRules
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Watching project folders: watchdog observers feed a debounce thread that turns bursts
-of file-system events into signals (see `services.watch_batch`).
+of file-system events into signals (see `services.activity.watch_batch`).
 
 - Files: inotify's open events where the platform has them, else created/modified;
   a write (modified, closed after writing, an atomic rename onto the file) is a save.
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.git_state import HeadState, find_repositories, git_dir, read_head
-from services.watch_batch import Burst, RawEvent, RawKind, summarize
-from services.watch_rules import PathRules, is_secret
+from services.activity.git_state import HeadState, find_repositories, git_dir, read_head
+from services.activity.watch_batch import Burst, RawEvent, RawKind, summarize
+from services.activity.watch_rules import PathRules, is_secret
 
 log = logging.getLogger(__name__)
 

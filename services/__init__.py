@@ -1,1 +1,2 @@
-"""Engram's domain layer: pure Python, no Qt. Store, indexes, embeddings, retrieval."""
+"""The services layer grouped into the packages of DESIGN.md: root vocabulary, text,
+storage, vectors, search, memories, activity, context, knowledge, llm and rem."""

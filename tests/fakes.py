@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from services.embeddings.base import Vectors, normalise
 from services.errors import EmbedderUnavailable
+from services.vectors.embeddings.base import Vectors, normalise
 
 _WORD = re.compile(r"[a-z0-9]+")
 

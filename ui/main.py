@@ -321,7 +321,7 @@ class DesktopApp(QObject):
     def _clipboard_changed(self) -> None:
         """An error copied while the app runs is an `error seen` signal: its fixes become
         critical context. Only the key line is kept; other clipboard text is ignored."""
-        from services.stacktrace import error_in_text
+        from services.text.stacktrace import error_in_text
 
         text = QGuiApplication.clipboard().text()
         if not text or text == self._own_clipboard or text == self.popup.last_copied:

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.tasks import TaskRunner
-from services.profile import PROFILE_FIELDS
+from services.knowledge.profile import PROFILE_FIELDS
 
 CONSENT_TEXT = (
     "<b>Profile memory</b><br>When this is on, Engram keeps a short profile of how you "

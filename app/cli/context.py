@@ -25,11 +25,11 @@ from app.cli.common import (
 
 if TYPE_CHECKING:
     from app.composition import Engram
-    from services.prediction import PredictiveEngine
+    from services.activity.prediction import PredictiveEngine
 
 
 def _engine(engram: Engram) -> PredictiveEngine:
-    from services.prediction import PredictiveEngine
+    from services.activity.prediction import PredictiveEngine
 
     return PredictiveEngine(engram.store)
 
@@ -74,7 +74,7 @@ def context(
         restore_state,
         secret_patterns,
     )
-    from services.activity import Signal, SignalKind
+    from services.activity.signals import Signal, SignalKind
 
     engram = state.engram(catch_up=False)
     engine = _engine(engram)
@@ -156,8 +156,8 @@ def predict(
     `needed` memories placed in tiers 1–2 right after it (no hit rate when the log has
     no `needed` fields)."""
     from app.activity import build_assembler
-    from services.context import ContextAssembler
-    from services.replay import evaluate, read_events
+    from services.context.assembly import ContextAssembler
+    from services.context.replay import evaluate, read_events
 
     path = Path(log_file)
     try:

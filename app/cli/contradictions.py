@@ -28,7 +28,7 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
         if record.resolved
         else "unresolved"
     )
-    from services.contradiction_cues import describe_conflict
+    from services.knowledge.cues import describe_conflict
 
     holds = f", {record.holder} holds" if record.holder else ""
     conflicts = record.evidence.get("cues", {}).get("conflicts", [])
@@ -47,7 +47,7 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
 @handle_errors
 def list_(state: CliState, show_all: bool, project: str | None, as_json: bool) -> None:
     """Unresolved contradictions (with --all, resolved ones too), newest first."""
-    from services.contradictions import listing, queued_count
+    from services.knowledge.contradictions import listing, queued_count
 
     store = state.engram(catch_up=False).store
     records = listing(store, include_resolved=show_all, project=project)
@@ -92,7 +92,7 @@ def resolve_(
     as_json: bool,
 ) -> None:
     """Resolve contradiction ID (see `engram contradictions list`)."""
-    from services.contradictions import get, resolve
+    from services.knowledge.contradictions import get, resolve
 
     store = state.engram(catch_up=False).store
     changed = resolve(store, contradiction_id, resolution, note, into)

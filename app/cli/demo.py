@@ -28,7 +28,7 @@ def demo(state: CliState, as_json: bool) -> None:
     """Show Engram on sample memories, in a separate demo data folder."""
     from app.composition import open_engram
     from services.filters import MemoryFilter
-    from services.transfer import parse_import
+    from services.memories.transfer import parse_import
 
     data_dir = state.data_dir.with_name(state.data_dir.name + "-demo")
     raw = resources.files("resources").joinpath("demo/memories.jsonl").read_bytes()
@@ -97,8 +97,8 @@ def _demo_context(engram: Any) -> Any:
     from datetime import UTC, datetime
 
     from app.activity import build_assembler
-    from services.activity import Signal, SignalKind
-    from services.prediction import PredictiveEngine
+    from services.activity.prediction import PredictiveEngine
+    from services.activity.signals import Signal, SignalKind
 
     engine = PredictiveEngine(engram.store)
     at = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)

@@ -32,7 +32,7 @@ def list_command(
 ) -> None:
     """Stored facts, oldest first, each with the window in which it held."""
     from app.cli.memories import parse_date
-    from services.facts import held_at, list_facts
+    from services.knowledge.facts import held_at, list_facts
 
     found = list_facts(state.engram().store, key=key, scope=scope, project=project)
     when = parse_date(at, "--at")
@@ -61,7 +61,7 @@ def set_command(
 ) -> None:
     """Set a memory's fact by hand (replaces a proposed one)."""
     from services.errors import UserInputError
-    from services.facts import Fact, normal_key, save_fact
+    from services.knowledge.facts import Fact, normal_key, save_fact
 
     store = state.engram().store
     store.get(memory_id)  # a clear error for an unknown id
@@ -82,7 +82,7 @@ def set_command(
 def delete_command(state: CliState, memory_id: str) -> None:
     """Remove a memory's fact (the memory stays)."""
     from services.errors import NotFoundError
-    from services.facts import delete_fact
+    from services.knowledge.facts import delete_fact
 
     if not delete_fact(state.engram().store, memory_id):
         raise NotFoundError(f"memory {memory_id!r} has no fact")

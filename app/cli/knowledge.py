@@ -24,7 +24,7 @@ from services.errors import UserInputError
 
 
 def _read_catalogue(source: str) -> dict[str, Any]:
-    from services.project_context import MAX_CATALOGUE_BYTES, read_catalogue_file
+    from services.knowledge.project_context import MAX_CATALOGUE_BYTES, read_catalogue_file
 
     if source == "-":
         return read_catalogue_file(sys.stdin.buffer.read(MAX_CATALOGUE_BYTES + 1), "<stdin>")
@@ -88,7 +88,7 @@ def project_context_save(
     """Save the context of PROJECT and a snapshot of it in its history. A part given
     replaces the saved one (a list as a whole); parts left out keep what was saved,
     unless --replace. The snapshot keeps the catalogue's SHA-256 and its changes."""
-    from services.project_context import save
+    from services.knowledge.project_context import save
 
     if notes == "-" and catalogue == "-":
         raise click.UsageError("only one of --notes and --catalogue can read stdin")
@@ -123,7 +123,7 @@ def project_context_save(
 def project_context_show(state: CliState, project: str, as_json: bool) -> None:
     """The saved context of PROJECT."""
     from services.errors import NotFoundError
-    from services.project_context import load
+    from services.knowledge.project_context import load
 
     context = load(state.engram(catch_up=False).store, project)
     if context.updated_at is None:
@@ -164,7 +164,7 @@ def context_history(
     in full, the catalogue as its changes. The catalogue is rebuilt from the changes
     and checked against each snapshot's SHA-256."""
     from services.errors import NotFoundError
-    from services.project_context import HistoryMismatch, history, replay
+    from services.knowledge.project_context import HistoryMismatch, history, replay
 
     entries = history(state.engram(catch_up=False).store, project)
     if not entries:
@@ -250,7 +250,7 @@ def lesson_add(
     as_json: bool,
 ) -> None:
     """Store a lesson (a memory of type lesson, at version 1)."""
-    from services.lessons import add_lesson
+    from services.knowledge.lessons import add_lesson
 
     added = add_lesson(
         state.engram().service,
@@ -292,7 +292,7 @@ def lesson_refine(
     as_json: bool,
 ) -> None:
     """Make a new version of a lesson; the current one is kept in its versions."""
-    from services.lessons import refine
+    from services.knowledge.lessons import refine
 
     changes: dict[str, Any] = {
         k: v
@@ -319,13 +319,13 @@ def lesson_refine(
 @handle_errors
 def lesson_versions(state: CliState, memory_id: str, as_json: bool) -> None:
     """Every version of a lesson, oldest first."""
-    from services.lessons import versions
+    from services.knowledge.lessons import versions
 
     found = versions(state.engram(catch_up=False).store, memory_id)
     if as_json:
         emit_json({"lesson_id": memory_id, "versions": [v.to_dict() for v in found]})
         return
-    from services.lesson_text import LessonParts, render
+    from services.text.lesson_text import LessonParts, render
 
     for version in found:
         mark = " (current)" if version.current else ""
@@ -351,7 +351,7 @@ def lesson_export_pairs(
     """Preference pairs for fine-tuning, as JSONL: for each pair of consecutive versions
     of a lesson, the earlier is `rejected` and the later `chosen`, with the trigger as
     `prompt` (and lesson_id, project, from_version, to_version, reason, session_id)."""
-    from services.lessons import preference_pairs
+    from services.knowledge.lessons import preference_pairs
 
     pairs = preference_pairs(state.engram(catch_up=False).store, project)
     text = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs)
@@ -374,7 +374,7 @@ def lesson_export_pairs(
 def lesson_backfill(state: CliState, as_json: bool) -> None:
     """Give lesson memories without structured parts (imported since) their trigger,
     action, rationale and versions, read from their text. Safe to run again."""
-    from services.lessons import backfill_lessons
+    from services.knowledge.lessons import backfill_lessons
 
     report = backfill_lessons(state.engram(catch_up=False).store)
     if as_json:

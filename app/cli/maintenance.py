@@ -63,7 +63,7 @@ def _stats(state: CliState) -> dict[str, Any]:
     engram = state.engram(catch_up=False)
     import peewee as pw
 
-    from services.db import MemoryRow
+    from services.storage.database import MemoryRow
 
     def grouped(field: Any) -> dict[str, int]:
         query = MemoryRow.select(field, pw.fn.COUNT(MemoryRow.id).alias("n")).group_by(field)

@@ -209,8 +209,8 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
     engram = state.engram(catch_up=False)
     memory = engram.store.get(memory_id)
     chunks = engram.store.chunks(memory_id)
-    from services.temporal import times_for, with_dates
-    from services.time_index import load_times
+    from services.storage.time_index import load_times
+    from services.text.dates import times_for, with_dates
 
     # The dates kept in memory_time (a database not yet backfilled: resolved now).
     stored = load_times(engram.store.database.connection(), [memory_id]).get(memory_id)
@@ -303,7 +303,7 @@ def edit(
     if not changes:
         raise click.UsageError("nothing to change: give at least one option")
     engram = state.engram()
-    from services.lessons import check_plain_edit
+    from services.knowledge.lessons import check_plain_edit
 
     check_plain_edit(engram.store, memory_id, changes)
     with state.vector_access() as held:

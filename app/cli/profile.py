@@ -16,7 +16,7 @@ def profile() -> None:
 
 
 def _fields_choice() -> click.Choice:
-    from services.profile import PROFILE_FIELDS
+    from services.knowledge.profile import PROFILE_FIELDS
 
     return click.Choice([key for key, _ in PROFILE_FIELDS])
 
@@ -27,7 +27,7 @@ def _fields_choice() -> click.Choice:
 @handle_errors
 def show(state: CliState, as_json: bool) -> None:
     """Show the profile and whether it may be used."""
-    from services.profile import ProfileStore, render_profile
+    from services.knowledge.profile import ProfileStore, render_profile
 
     engram = state.engram(catch_up=False)
     consent = bool(engram.settings.get("profile.consent"))
@@ -46,7 +46,7 @@ def show(state: CliState, as_json: bool) -> None:
 @handle_errors
 def set_field(state: CliState, field: str, text: str) -> None:
     """Set one field of the profile (empty text clears it). Needs consent."""
-    from services.profile import ProfileStore
+    from services.knowledge.profile import ProfileStore
 
     engram = state.engram(catch_up=False)
     store = ProfileStore(engram.service)
@@ -63,7 +63,7 @@ def set_field(state: CliState, field: str, text: str) -> None:
 @handle_errors
 def consent(state: CliState, switch: str, yes: bool) -> None:
     """Allow (on) or revoke (off) the profile. Revoking deletes it and its vectors."""
-    from services.profile import ProfileStore
+    from services.knowledge.profile import ProfileStore
 
     engram = state.engram(catch_up=False)
     if switch == "on":

@@ -35,8 +35,8 @@ def _as_of(value: str | None) -> date:
 def _answerer(state: CliState, project: str | None, use_llm: bool) -> Any:
     """A function question → RecallAnswer over this data folder (one LLM runner)."""
     from services.filters import MemoryFilter
-    from services.recall import recall
-    from services.time_index import backfill, load_times
+    from services.knowledge.recall import recall
+    from services.storage.time_index import backfill, load_times
 
     engram = state.engram()
     backfill(engram.store)  # databases from before memory_time: once, cheap

@@ -101,8 +101,8 @@ def report(state: CliState, as_json: bool) -> None:
     """Findings waiting for an answer, what ran when and what it changed, and the
     communities of related memories."""
     from services.rem.cycle import describe_changes, last_runs
-    from services.rem.findings import FindingStore
-    from services.rem.graph import stored_communities
+    from services.rem.ops.graph import stored_communities
+    from services.storage.findings import FindingStore
 
     context = _context(state)
     findings = FindingStore(context.service.store)
@@ -143,7 +143,7 @@ def report(state: CliState, as_json: bool) -> None:
 def review(state: CliState, answers: tuple[str, ...]) -> None:
     """Go through waiting findings one at a time and choose an option for each."""
     from services.rem.actions import answer
-    from services.rem.findings import FindingStore
+    from services.storage.findings import FindingStore
 
     context = _context(state)
     findings = FindingStore(context.service.store)

@@ -118,7 +118,7 @@ def search(
     as_json: bool,
 ) -> None:
     """Find memories: hybrid of meaning, keywords and code identifiers."""
-    from services.retrieval import RetrieverKind
+    from services.search.retrieval import RetrieverKind
 
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries-file (not both)")

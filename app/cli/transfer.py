@@ -40,7 +40,7 @@ def export(
     state: CliState, project: str | None, format_: str, output: Path | None, as_json: bool
 ) -> None:
     """Export memories (all tiers, superseded included) as JSON or JSONL."""
-    from services.transfer import export_document
+    from services.memories.transfer import export_document
 
     engram = state.engram(catch_up=False)
     memories = (m for m in engram.store.iter_all() if project is None or m.project == project)
@@ -79,7 +79,7 @@ def import_(
     as_json: bool,
 ) -> None:
     """Import an export (JSON) or JSONL: all or nothing, every problem reported."""
-    from services.transfer import read_import_file
+    from services.memories.transfer import read_import_file
 
     if replace and skip_existing:
         raise click.UsageError("--replace and --skip-existing exclude each other")

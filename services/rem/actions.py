@@ -5,8 +5,8 @@ memories are re-queued and follow (the store is the source of truth)."""
 from __future__ import annotations
 
 from services.errors import UserInputError
-from services.memory_service import MemoryService
-from services.rem.findings import Finding, FindingStore, Status
+from services.memories.service import MemoryService
+from services.storage.findings import Finding, FindingStore, Status
 from services.types import Tier
 
 
@@ -39,7 +39,7 @@ def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
     if finding.op == "contradictions" and option in ("a_wins", "b_wins", "both_valid"):
         return _resolve_contradiction(service, finding, option)
     if finding.op == "facts" and option == "accept":
-        from services.facts import accept_finding
+        from services.knowledge.facts import accept_finding
 
         return accept_finding(service.store, finding)
     if finding.op == "duplicates" and option == "merge":
@@ -62,7 +62,7 @@ def _merge(service: MemoryService, finding: Finding) -> bool:
         return False  # already merged or deleted since the finding was made
     keep_id = finding.detail.get("keep")
     if keep_id not in present:
-        from services.rem.duplicates import keeper
+        from services.rem.ops.duplicates import keeper
 
         keep_id = keeper(list(present.values())).id
     kept = present[keep_id]
@@ -133,7 +133,7 @@ def _create_suggested(service: MemoryService, finding: Finding) -> bool:
 
 def _drop_context_todo(service: MemoryService, finding: Finding) -> bool:
     """Remove a todo from its project context, with a new snapshot of the context."""
-    from services.project_context import drop_todo
+    from services.knowledge.project_context import drop_todo
 
     return drop_todo(service.store, str(finding.detail["project"]), finding.detail["context_todo"])
 
@@ -141,7 +141,7 @@ def _drop_context_todo(service: MemoryService, finding: Finding) -> bool:
 def _resolve_contradiction(service: MemoryService, finding: Finding, option: str) -> bool:
     """a_wins / b_wins: the loser is superseded (valid_to, superseded_by; kept);
     both_valid: recorded, not proposed again."""
-    from services.contradictions import for_pair, resolve
+    from services.knowledge.contradictions import for_pair, resolve
 
     record = for_pair(service.store, finding.memory_ids[0], finding.memory_ids[1])
     if record is None or record.resolved:

@@ -13,12 +13,12 @@ from datetime import datetime
 from typing import Any
 
 from services.llm.base import LLMCancelled
+from services.memories.service import MemoryService
 from services.memory import now_iso
-from services.memory_service import MemoryService
 from services.rem.actions import answer
-from services.rem.duplicates import duplicate_findings, find_duplicates
-from services.rem.findings import Finding, FindingStore
-from services.vectors import VectorIndex
+from services.rem.ops.duplicates import duplicate_findings, find_duplicates
+from services.storage.findings import Finding, FindingStore
+from services.vectors.index import VectorIndex
 
 Operation = Callable[["RemContext"], list[Finding]]
 
@@ -47,20 +47,20 @@ def duplicates_operation(context: RemContext) -> list[Finding]:
 
 def retention_operation(context: RemContext) -> list[Finding]:
     """Tiers from retention, applied at once (no findings)."""
-    from services.rem.retention import apply_tiers
+    from services.rem.ops.retention import apply_tiers
 
     context.notes["retention"] = apply_tiers(context.service.store, context.now)
     return []
 
 
 def staleness_operation(context: RemContext) -> list[Finding]:
-    from services.rem.retention import staleness_findings
+    from services.rem.ops.retention import staleness_findings
 
     return staleness_findings(context.service.store, context.now)
 
 
 def clusters_operation(context: RemContext) -> list[Finding]:
-    from services.rem.clusters import cluster_findings, find_clusters
+    from services.rem.ops.clusters import cluster_findings, find_clusters
 
     clusters = find_clusters(
         context.service.store, context.vectors, context.model_id, context.project
@@ -70,7 +70,7 @@ def clusters_operation(context: RemContext) -> list[Finding]:
 
 def episodes_operation(context: RemContext) -> list[Finding]:
     """Summary and compressed levels for aging episodes, applied at once."""
-    from services.rem.clusters import episode_levels
+    from services.rem.ops.clusters import episode_levels
 
     context.notes["episodes"] = episode_levels(context.service.store, context.now)
     return []
@@ -78,7 +78,7 @@ def episodes_operation(context: RemContext) -> list[Finding]:
 
 def links_operation(context: RemContext) -> list[Finding]:
     """Related and supersedes links, applied at once (links change no memory)."""
-    from services.rem.graph import refresh_links
+    from services.rem.ops.graph import refresh_links
 
     context.notes["links"] = refresh_links(
         context.service.store, context.vectors, context.model_id, context.project
@@ -89,7 +89,7 @@ def links_operation(context: RemContext) -> list[Finding]:
 def communities_operation(context: RemContext) -> list[Finding]:
     """Louvain communities of the link graph with their summaries, stored at once; the
     report says what is new, merged, split and orphaned."""
-    from services.rem.graph import detect_communities
+    from services.rem.ops.graph import detect_communities
 
     context.notes["communities"] = detect_communities(
         context.service.store, context.project, context.llm
@@ -101,7 +101,7 @@ def contradictions_operation(context: RemContext) -> list[Finding]:
     """Queue candidate pairs (neighbours and cues), judge them (cues, the LLM only to
     break ties), record contradictions; one finding each. Changes no memory: a loser is
     superseded only through an answer or `engram contradictions resolve`."""
-    from services.contradictions import run
+    from services.knowledge.contradictions import run
 
     findings, context.notes["contradictions"] = run(
         context.service.store,
@@ -117,13 +117,13 @@ def contradictions_operation(context: RemContext) -> list[Finding]:
 def facts_operation(context: RemContext) -> list[Finding]:
     """Key, value and scope of what factual memories state: by rules, or by the LLM
     for a few a run; proposed for review (the model's readings are never recommended)."""
-    from services.facts import fact_findings
+    from services.knowledge.facts import fact_findings
 
     return fact_findings(context.service.store, context.llm)
 
 
 def extraction_operation(context: RemContext) -> list[Finding]:
-    from services.rem.extraction import extraction_findings
+    from services.rem.ops.extraction import extraction_findings
 
     return extraction_findings(context.service.store, context.now, context.session_gap_minutes)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from services.memory import parse_time
-from services.store import MemoryStore
+from services.storage.memories import MemoryStore
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.activity import build_assembler
-from services.activity import ActivityKind
-from services.prediction import Candidate, Prediction
+from services.activity.prediction import Candidate, Prediction
+from services.activity.signals import ActivityKind
 
 
 def test_the_app_assembler_shows_stored_dates(engram: object) -> None:

@@ -37,8 +37,8 @@ def watch_file(data_dir: Path, repo: Path) -> None:
     """Save the activity `engram watch` would after opening src/refunds.py."""
     from app.activity import file_signal, save_state
     from app.composition import open_engram
-    from services.activity import SignalKind
-    from services.prediction import PredictiveEngine
+    from services.activity.prediction import PredictiveEngine
+    from services.activity.signals import SignalKind
 
     engram = open_engram(data_dir)
     try:

@@ -156,7 +156,7 @@ def test_data_dir_that_is_a_file(tmp_path: Path) -> None:
 def test_an_unexpected_error_is_reported_as_a_bug(
     two_memories: EngramCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from services.memory_service import MemoryService
+    from services.memories.service import MemoryService
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")

@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from app.background import embedding_lock
-from services.embeddings.onnx_minilm import MODEL_ID
-from services.vectors import VectorIndex
+from services.vectors.embeddings.onnx_minilm import MODEL_ID
+from services.vectors.index import VectorIndex
 from tests.app.conftest import EngramCli, corpus_records
 
 

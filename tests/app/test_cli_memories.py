@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from services.embeddings.onnx_minilm import MODEL_ID
-from services.vectors import VectorIndex
+from services.vectors.embeddings.onnx_minilm import MODEL_ID
+from services.vectors.index import VectorIndex
 from tests.app.conftest import EngramCli, corpus_records
 
 

@@ -287,8 +287,8 @@ def test_import_reports_what_still_waits_for_embedding(
 
 
 def test_import_replace_leaves_no_stale_vectors(tmp_path: Path, engram_cli: EngramCli) -> None:
-    from services.embeddings.onnx_minilm import MODEL_ID
-    from services.vectors import VectorIndex, collection_name
+    from services.vectors.embeddings.onnx_minilm import MODEL_ID
+    from services.vectors.index import VectorIndex, collection_name
 
     long = "\n\n".join(
         f"Paragraph {i} explains the zebra{i} and quokka{i} migrations in detail. " * 12

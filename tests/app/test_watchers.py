@@ -32,10 +32,10 @@ from watchdog.observers.polling import PollingObserver
 
 import app.activity
 import app.watchers
-import services.watch_rules
+import services.activity.watch_rules
 from app.composition import Engram, open_engram
 from app.watch_session import WatchSession
-from services.watch_batch import RawEvent
+from services.activity.watch_batch import RawEvent
 from tests.app.conftest import EngramCli
 from tests.fakes import HashEmbedder
 
@@ -326,7 +326,7 @@ class OpenSpy:
             record(self_)
             return real_path_open(self_, *args, **kwargs)
 
-        real_read_source = services.watch_rules.read_source
+        real_read_source = services.activity.watch_rules.read_source
 
         def spy_read_source(path: Path, *args: Any, **kwargs: Any) -> str:
             self.read_sources.append(os.fspath(path))
@@ -335,7 +335,7 @@ class OpenSpy:
         monkeypatch.setattr(builtins, "open", spy_open)
         monkeypatch.setattr(io, "open", spy_open)
         monkeypatch.setattr(pathlib.Path, "open", spy_path_open)
-        monkeypatch.setattr(services.watch_rules, "read_source", spy_read_source)
+        monkeypatch.setattr(services.activity.watch_rules, "read_source", spy_read_source)
         monkeypatch.setattr(app.activity, "read_source", spy_read_source)
 
     def named(self, name: str) -> list[str]:

@@ -23,8 +23,8 @@ from app.cli.common import cli
 from app.composition import open_engram
 from app.settings import Settings
 from services.errors import VectorStoreUnavailable
-from services.retrieval import RetrieverKind
-from services.vectors import VectorIndex, VectorItem, collection_name
+from services.search.retrieval import RetrieverKind
+from services.vectors.index import VectorIndex, VectorItem, collection_name
 from tests.fakes import HashEmbedder
 from tests.integration.conftest import free_port
 

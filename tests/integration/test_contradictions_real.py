@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from services.contradictions import Judge, ask_model, reading_of
+from services.knowledge.contradictions import Judge, ask_model, reading_of
 from services.llm.base import TimeBudget
 from services.llm.llama_local import LlamaLocalLLM
 from tests.services.builders import make_memory

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 import app.cli  # noqa: F401  (registers the commands)
 from app.cli.common import cli
 from app.composition import open_engram
-from services.embeddings.gguf import GGUFEmbedder
-from services.embeddings.onnx_minilm import DIMENSION, OnnxMiniLMEmbedder
-from services.embeddings.openai_http import OpenAIEmbedder
 from services.errors import EmbedderUnavailable
-from services.retrieval import RetrieverKind
+from services.search.retrieval import RetrieverKind
+from services.vectors.embeddings.gguf import GGUFEmbedder
+from services.vectors.embeddings.onnx_minilm import DIMENSION, OnnxMiniLMEmbedder
+from services.vectors.embeddings.openai_http import OpenAIEmbedder
 from tests.integration.conftest import JsonPostServer, free_port
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from services.rem.cycle import RemContext
-from services.store import MemoryStore
+from services.storage.memories import MemoryStore
 from tests.fakes import HashEmbedder
 
 

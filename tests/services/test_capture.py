@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.capture import parse_memory_lines
 from services.memory import MAX_TITLE_CHARS
+from services.text.capture import parse_memory_lines
 from services.types import MemoryType
 
 TYPES = [t.value for t in MemoryType]

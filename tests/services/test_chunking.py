@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from services.chunking import Chunk, chunk_content
-from services.store import MemoryStore
+from services.storage.memories import MemoryStore
+from services.text.chunking import Chunk, chunk_content
 from services.tokens import approximate_tokens, count_tokens
 from tests.services.builders import make_memory
 

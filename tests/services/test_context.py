@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.activity import ActivityKind
-from services.context import (
+from services.activity.prediction import Candidate, Prediction, Reason
+from services.activity.signals import ActivityKind
+from services.context.assembly import (
     ContextAssembler,
     Level,
     TierSplit,
@@ -18,7 +19,6 @@ from services.context import (
     render_memory,
 )
 from services.errors import UserInputError
-from services.prediction import Candidate, Prediction, Reason
 from services.tokens import count_tokens
 from tests.services.builders import make_memory
 
@@ -243,7 +243,7 @@ def test_background_conventions_enter_compressed_even_with_room() -> None:
 
 
 def test_relative_dates_carry_their_resolved_date_into_the_context() -> None:
-    from services.temporal import times_for
+    from services.text.dates import times_for
 
     created = "2026-06-10T09:00:00+02:00"
     text = "We rolled back the payout job yesterday after the alert."

@@ -10,17 +10,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from services import contradictions
-from services.activity import ActivityKind
-from services.context import ContextAssembler
-from services.contradictions import Judge, parse_verdict, reading_of
+from services.activity.prediction import Candidate, Prediction
+from services.activity.signals import ActivityKind
+from services.context.assembly import ContextAssembler
 from services.errors import UserInputError
 from services.filters import MemoryFilter
+from services.knowledge import contradictions
+from services.knowledge.contradictions import Judge, parse_verdict, reading_of
 from services.llm.base import LLMUnavailable, TimeBudget
-from services.prediction import Candidate, Prediction
 from services.rem.actions import answer
 from services.rem.cycle import RemContext, run_operations
-from services.rem.findings import FindingStore, Status
+from services.storage.findings import FindingStore, Status
 from services.types import RetrievalMode
 from tests.fakes import ScriptedLLM
 from tests.services.builders import make_memory

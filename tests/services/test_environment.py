@@ -19,8 +19,8 @@ from app.composition import open_engram
 from app.settings import Settings
 from services.errors import EnvironmentProblem, StoreUnavailable
 from services.filters import MemoryFilter
-from services.retrieval import RetrieverKind
-from services.store import MemoryStore
+from services.search.retrieval import RetrieverKind
+from services.storage.memories import MemoryStore
 from tests.fakes import HashEmbedder
 from tests.services.builders import make_memory
 from tests.services.conftest import close_engram
@@ -41,7 +41,7 @@ _OPEN_IN_READ_ONLY_FOLDER = textwrap.dedent("""
         print("CAN-WRITE")
         sys.exit(0)
     from services.errors import StoreUnavailable
-    from services.store import MemoryStore
+    from services.storage.memories import MemoryStore
     try:
         store = MemoryStore(folder / "engram.sqlite3")
         store.add(store.get("keep"))

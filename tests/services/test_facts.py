@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.facts import (
+from services.knowledge.facts import (
     Fact,
     accept_finding,
     extract_by_llm,
@@ -21,8 +21,8 @@ from services.facts import (
     save_fact,
 )
 from services.llm.base import LLMUnavailable
-from services.rem.findings import FindingStore
-from services.store import MemoryStore
+from services.storage.findings import FindingStore
+from services.storage.memories import MemoryStore
 from tests.fakes import ScriptedLLM
 from tests.services.builders import make_memory
 

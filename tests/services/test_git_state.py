@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from services.git_state import (
+from services.activity.git_state import (
     HeadState,
     branch_slug,
     branch_words,

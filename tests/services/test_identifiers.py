@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.identifiers import matches_file_ref, mentions, query_identifiers
+from services.text.identifiers import matches_file_ref, mentions, query_identifiers
 
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 _ALNUM = _LOWER + "0123456789"

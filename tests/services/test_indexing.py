@@ -10,9 +10,9 @@ from typing import Any
 
 from app.composition import open_engram
 from services.filters import MemoryFilter
-from services.indexing import ACTIVE_MODEL_KEY, Indexer, ModelChange, memory_embedding_text
-from services.retrieval import RetrieverKind
-from services.vectors import VectorItem, collection_name
+from services.search.retrieval import RetrieverKind
+from services.vectors.index import VectorItem, collection_name
+from services.vectors.indexing import ACTIVE_MODEL_KEY, Indexer, ModelChange, memory_embedding_text
 from tests.fakes import BrokenEmbedder, HashEmbedder
 from tests.services.conftest import close_engram
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.intent import intended_types
+from services.search.intent import intended_types
 from services.types import MemoryType as T
 
 

@@ -15,14 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.errors import NotFoundError, UserInputError
-from services.lesson_text import (
-    LessonParts,
-    backfill,
-    parse_lesson,
-    render,
-    split_notes,
-)
-from services.lessons import (
+from services.knowledge.lessons import (
     add_lesson,
     backfill_lessons,
     get_lesson,
@@ -30,8 +23,15 @@ from services.lessons import (
     refine,
     versions,
 )
-from services.migrations import MIGRATIONS, migrate
-from services.store import MemoryStore
+from services.storage.memories import MemoryStore
+from services.storage.migrations import MIGRATIONS, migrate
+from services.text.lesson_text import (
+    LessonParts,
+    backfill,
+    parse_lesson,
+    render,
+    split_notes,
+)
 from tests.services.builders import make_memory
 
 

@@ -3,8 +3,8 @@ left out of the match once a project is large."""
 
 from __future__ import annotations
 
-from services import store as store_module
-from services.store import MemoryStore
+from services.storage import memories as store_module
+from services.storage.memories import MemoryStore
 from tests.services.builders import make_memory
 
 

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from services.db import UsageEventRow
 from services.filters import MemoryFilter
-from services.lifecycle import LAST_DECAY_KEY, Lifecycle, LifecyclePolicy
-from services.store import MemoryStore
+from services.memories.lifecycle import LAST_DECAY_KEY, Lifecycle, LifecyclePolicy
+from services.storage.database import UsageEventRow
+from services.storage.memories import MemoryStore
 from services.types import Tier, UsageEvent
 from tests.services.builders import make_memory
 

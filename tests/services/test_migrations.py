@@ -9,8 +9,8 @@ from pathlib import Path
 import peewee as pw
 import pytest
 
-from services.db import ALL_MODELS, open_database
-from services.migrations import (
+from services.storage.database import ALL_MODELS, open_database
+from services.storage.migrations import (
     MIGRATIONS,
     Migration,
     applied_migrations,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from services.activity import ActivityKind, Signal, SignalKind
-from services.prediction import PredictiveEngine
-from services.source_symbols import parse_source
-from services.store import MemoryStore
+from services.activity.prediction import PredictiveEngine
+from services.activity.signals import ActivityKind, Signal, SignalKind
+from services.storage.memories import MemoryStore
+from services.text.source_symbols import parse_source
 from services.types import UsageEvent
 from tests.services.builders import make_memory
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.errors import UserInputError
-from services.profile import PROFILE_ID, ProfileStore, render_profile
+from services.knowledge.profile import PROFILE_ID, ProfileStore, render_profile
 from services.types import Scope
 
 

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.errors import NotFoundError, UserInputError
-from services.project_context import (
+from services.knowledge.project_context import (
     MAX_CATALOGUE_BYTES,
     HistoryEntry,
     HistoryMismatch,
@@ -32,9 +32,9 @@ from services.project_context import (
     save,
 )
 from services.rem.actions import answer
-from services.rem.extraction import extraction_findings
-from services.rem.findings import FindingStore, Status
-from services.store import MemoryStore
+from services.rem.ops.extraction import extraction_findings
+from services.storage.findings import FindingStore, Status
+from services.storage.memories import MemoryStore
 from tests.services.builders import make_memory
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from services.filters import MemoryFilter
-from services.metrics import SEARCHES_TERM, SearchMetrics, SearchMetricsLog
-from services.query_terms import hash_term, stored_term_salt, term_salt
+from services.storage.metrics import SEARCHES_TERM, SearchMetrics, SearchMetricsLog
+from services.storage.query_terms import hash_term, stored_term_salt, term_salt
 
 # A word no memory holds, so finding it in the files could only mean the query was kept.
 ODD_WORD = "zanzibarquux"

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from services.query_terms import (
+from services.storage.memories import MemoryStore
+from services.storage.query_terms import (
     STOP_WORDS,
     hash_term,
     query_terms,
@@ -19,7 +20,6 @@ from services.query_terms import (
     trigger_word_forms,
     trigger_words,
 )
-from services.store import MemoryStore
 from tests.services.builders import make_memory
 
 

@@ -1,4 +1,4 @@
-"""`services.recall`: picking the memory and phrase that answer a question about time, and
+"""`services.knowledge.recall`: picking the memory and phrase that answer a question about time, and
 asking the language model only when the resolved dates are not enough."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import json
 from collections.abc import Sequence
 from datetime import date
 
+from services.knowledge.recall import recall, word_overlap
 from services.llm.base import LLMUnavailable
 from services.memory import Memory
-from services.recall import recall, word_overlap
-from services.temporal import TimeRef, times_for
+from services.text.dates import TimeRef, times_for
 from tests.fakes import ScriptedLLM
 from tests.services.builders import make_memory
 

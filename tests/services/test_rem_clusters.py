@@ -7,14 +7,14 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from services.rem.actions import answer
-from services.rem.clusters import (
+from services.rem.ops.clusters import (
     cluster_findings,
     episode_levels,
     key_facts,
     missing_facts,
     write_summary,
 )
-from services.rem.findings import FindingStore
+from services.storage.findings import FindingStore
 from tests.fakes import ScriptedLLM
 from tests.services.builders import make_memory
 
@@ -122,7 +122,7 @@ def test_episodes_get_levels_by_age(engram: object) -> None:
 def test_model_time_per_run_is_capped_whatever_the_load(monkeypatch: object) -> None:
     """On a busy machine SmolLM2 is several times slower; a run stops asking the model
     when its time is used up and derives the remaining summaries (facts kept)."""
-    import services.rem.clusters as clusters
+    import services.rem.ops.clusters as clusters
 
     monkeypatch.setattr(clusters, "LLM_SECONDS", 2.5)  # type: ignore[attr-defined]
     good = json.dumps(

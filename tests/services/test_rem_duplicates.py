@@ -8,8 +8,8 @@ import pytest
 
 from services.rem.actions import answer
 from services.rem.cycle import RemContext, run_operations
-from services.rem.duplicates import numbers, same_fact, similar_pairs
-from services.rem.findings import FindingStore, Status
+from services.rem.ops.duplicates import numbers, same_fact, similar_pairs
+from services.storage.findings import FindingStore, Status
 from services.types import Tier, UsageEvent
 from tests.services.builders import make_memory
 

@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 
 from services.memory import Memory
 from services.rem.actions import answer
-from services.rem.clusters import missing_facts
-from services.rem.extraction import (
+from services.rem.ops.clusters import missing_facts
+from services.rem.ops.extraction import (
     MAX_PER_PROJECT,
     extraction_findings,
     text_todo_marker,
     todo_marker,
 )
-from services.rem.findings import Finding, FindingStore, Status
-from services.store import MemoryStore
+from services.storage.findings import Finding, FindingStore, Status
+from services.storage.memories import MemoryStore
 from services.types import Tier
 from tests.services.builders import make_memory
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from services.rem.cycle import RemContext, run_operations
-from services.rem.graph import (
+from services.rem.ops.graph import (
     MAX_LLM_COMMUNITY_SUMMARIES,
     compare,
     detect_communities,

@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.rem.actions import answer
-from services.rem.findings import FindingStore
-from services.rem.retention import (
+from services.rem.ops.retention import (
     PINNED_TAG,
     RetentionPolicy,
     UsageSummary,
@@ -16,7 +15,8 @@ from services.rem.retention import (
     retention,
     staleness_findings,
 )
-from services.store import MemoryStore
+from services.storage.findings import FindingStore
+from services.storage.memories import MemoryStore
 from services.types import Tier
 from tests.services.builders import make_memory
 

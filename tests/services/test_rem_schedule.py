@@ -18,7 +18,7 @@ from services.rem.schedule import (
     parse_schedule,
     work_sessions,
 )
-from services.store import MemoryStore
+from services.storage.memories import MemoryStore
 from tests.services.builders import make_memory
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)

@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from services.filters import MemoryFilter
-from services.query_terms import hash_term, query_terms, term_salt
 from services.rem.cycle import RemContext, run_operations
-from services.rem.retention import (
+from services.rem.ops.retention import (
     ARCHIVE_OPTIONS,
     MIN_RECENT_SEARCHES,
     PINNED_TAG,
     staleness_findings,
 )
-from services.store import MemoryStore
+from services.storage.memories import MemoryStore
+from services.storage.query_terms import hash_term, query_terms, term_salt
 from services.types import Tier
 from tests.services.builders import make_memory
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.activity import SignalKind
+from services.activity.signals import SignalKind
+from services.context.replay import ReplayEvent, parse_event, read_events
 from services.errors import Problem, UserInputError, ValidationFailed
-from services.replay import ReplayEvent, parse_event, read_events
 
 T = "2024-05-02T09:15:00+00:00"
 AT = datetime(2024, 5, 2, 9, 15, tzinfo=UTC)

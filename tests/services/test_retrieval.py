@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from app.composition import open_engram
-from services.db import SearchMetricRow
 from services.filters import MemoryFilter
-from services.metrics import SearchMetrics, SearchMetricsLog
-from services.retrieval import RetrieverKind, SearchResponse
+from services.search.retrieval import RetrieverKind, SearchResponse
+from services.storage.database import SearchMetricRow
+from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.types import MemoryType, RetrievalMode
 from tests.fakes import BrokenEmbedder, HashEmbedder
 from tests.services.conftest import close_engram

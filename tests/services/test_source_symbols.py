@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.source_symbols import SourceSymbols, language_of, parse_source
+from services.text.source_symbols import SourceSymbols, language_of, parse_source
 
 # Excerpts of ../shared/bench/corpus-2k/src, copied so the tests stand alone.
 REFUNDS_PY = '''\

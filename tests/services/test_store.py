@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from services.errors import NotFoundError, StoreUnavailable, UserInputError
 from services.filters import MemoryFilter
 from services.memory import Memory
-from services.store import MemoryStore, fts_query
+from services.storage.memories import MemoryStore, fts_query
 from services.types import MemoryType, RetrievalMode, Scope, Source, Tier
 from tests.services.builders import full_memory, make_memory
 

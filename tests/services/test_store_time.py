@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-import services.store as store_module
-from services.store import MemoryStore
-from services.time_index import BACKFILL_META_KEY, backfill, load_times
+import services.storage.memories as store_module
+from services.storage.memories import MemoryStore
+from services.storage.time_index import BACKFILL_META_KEY, backfill, load_times
 from tests.services.builders import make_memory
 
 CREATED = "2026-06-10T00:20:00+05:30"  # local Wednesday 10 June (UTC still the 9th)

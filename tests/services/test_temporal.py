@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.temporal import (
+from services.text.dates import (
     WEEKDAYS,
     TimeRef,
     find_times,

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.errors import EngramError, UserInputError, ValidationFailed
+from services.memories.transfer import export_document, parse_import, read_import_file
 from services.memory import Memory, memory_from_dict
-from services.transfer import export_document, parse_import, read_import_file
 from services.types import MemoryType, Scope, Source, Tier
 from tests.services.builders import full_memory, make_memory
 

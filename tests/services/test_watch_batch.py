@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.watch_batch import Burst, RawEvent, RawKind, summarize
+from services.activity.watch_batch import Burst, RawEvent, RawKind, summarize
 
 ROOT = Path("/home/dev/code")
 LEDGERLY = ROOT / "ledgerly"

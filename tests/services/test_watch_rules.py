@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from services.source_symbols import MAX_SOURCE_BYTES
-from services.watch_rules import (
+from services.activity.watch_rules import (
     DEFAULT_SECRET_PATTERNS,
     PathRules,
     UnreadableFile,
@@ -20,6 +19,7 @@ from services.watch_rules import (
     parse_patterns,
     read_source,
 )
+from services.text.source_symbols import MAX_SOURCE_BYTES
 
 # --- secrets --------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from PySide6.QtGui import QGuiApplication
 
 from app.desktop import Desktop
 from app.tasks import TaskRunner
-from services.retrieval import ScoreBreakdown, SearchResult
+from services.search.retrieval import ScoreBreakdown, SearchResult
 from services.types import UsageEvent
 from tests.fakes import HashEmbedder
 from tests.services.builders import make_memory

@@ -12,7 +12,7 @@ import pytest
 from app.composition import open_engram
 from app.desktop import Desktop
 from app.tasks import TaskRunner
-from services.profile import PROFILE_ID
+from services.knowledge.profile import PROFILE_ID
 from tests.fakes import HashEmbedder
 from ui.profile_panel import ProfilePanel
 

@@ -64,8 +64,8 @@ def test_answering_applies_and_moves_on(qtbot: Any, dialog: Any) -> None:
 
 
 def test_a_proposed_memory_is_shown_before_its_sources(qtbot: Any, data_dir: Path) -> None:
-    from services.rem.extraction import THEME_OPTIONS
-    from services.rem.findings import Finding, FindingStore
+    from services.rem.ops.extraction import THEME_OPTIONS
+    from services.storage.findings import Finding, FindingStore
 
     engram = open_engram(data_dir, embedder=HashEmbedder())
     engram.service.add({"id": "s1", "project": "p", "content": "`load_rates` caches 15 min."})
@@ -98,7 +98,7 @@ def test_a_proposed_memory_is_shown_before_its_sources(qtbot: Any, data_dir: Pat
 
 
 def test_contradictions_are_named_as_such() -> None:
-    from services.rem.findings import Finding, Option
+    from services.storage.findings import Finding, Option
     from ui.review_dialog import kind_label
 
     options = [Option("skip", "Skip", "later")]

@@ -1,0 +1,340 @@
+"""`PredictiveEngine`: turns activity signals into a per-tier prediction of the memories
+the next question will need, recomputed on every signal and cached, so assembling
+context is instant.
+
+What each signal predicts, and at which score (0–1, before learning):
+
+- file opened/saved: memories that mention an identifier the file defines (1.0) or
+  imports from the project (0.85) or from a package (0.5; standard-library names are
+  ignored), that point at the file (0.7) or at its folder by glob (0.5), and
+  memories about sibling files of the same module (0.3). Decisions and constraints about
+  the file are critical (tier 1).
+- branch checkout: memories recorded on the branch or tagged with its slug (0.9), and
+  decisions and patterns whose words match the branch name (0.4).
+- error seen: fixes and pitfalls that quote the error's key line (1.0, tier 1), and
+  keyword neighbours among fixes, pitfalls and lessons (0.6).
+- time of day: workflows the user tends to use at this hour (tier 3, with the
+  project's conventions, compressed, and summaries of its lessons and episodes).
+- learning: a memory cited after a signal gains weight for that signal next time.
+
+The state carries over: the branch's memories and the fixes of errors seen in the last
+24 hours stay in the prediction while the user moves between files.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from services.activity.git_state import branch_slug, branch_words
+from services.activity.prediction_sources import PredictionSources
+from services.activity.signals import (
+    ActivityKind,
+    ActivityState,
+    Signal,
+    SignalKind,
+    branch_key,
+    error_key,
+    file_key,
+)
+from services.memory import Memory
+from services.storage.memories import MemoryStore
+from services.types import MemoryType as T
+
+CRITICAL_TYPES = (T.DECISION, T.CONSTRAINT, T.ARCHITECTURE)
+ERROR_TYPES = (T.FIX, T.PITFALL)
+CARRY_OVER = 0.7  # weight of the branch context once the user has moved on to files
+
+
+@dataclass(frozen=True)
+class PredictionLimits:
+    critical: int = 10
+    relevant: int = 24
+    background: int = 12
+    topics: int = 12
+    related: int = 12
+    relevant_min_score: float = 0.55  # weaker candidates are only pointed at (tier 4)
+
+
+@dataclass(frozen=True)
+class Reason:
+    signal: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"signal": self.signal, "score": round(self.score, 3)}
+
+
+@dataclass
+class Candidate:
+    memory: Memory
+    score: float
+    reasons: list[Reason] = field(default_factory=list)
+    richest: int = 0  # the richest level it may take: 0 full, 1 summary, 2 compressed
+
+
+@dataclass
+class Prediction:
+    project: str | None
+    at: datetime
+    activity: ActivityKind
+    critical: list[Candidate]
+    relevant: list[Candidate]
+    background: list[Candidate]
+    topics: list[str]
+    related: list[Candidate] = field(default_factory=list)
+    current_file: str | None = None
+    branch: str | None = None
+    signal_keys: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+    def tier_ids(self) -> dict[int, list[str]]:
+        return {
+            1: [c.memory.id for c in self.critical],
+            2: [c.memory.id for c in self.relevant],
+            3: [c.memory.id for c in self.background],
+        }
+
+
+class _Scores:
+    """Accumulates candidates: the best score per memory, every reason kept."""
+
+    def __init__(self) -> None:
+        self.scores: dict[str, float] = {}
+        self.reasons: dict[str, list[Reason]] = {}
+        self.critical: set[str] = set()
+
+    def add(self, memory_id: str, score: float, signal: str, critical: bool = False) -> None:
+        previous = self.scores.get(memory_id, 0.0)
+        # Several independent signals agree: a little more than the best one alone.
+        self.scores[memory_id] = max(previous, score) + 0.05 * min(previous, score)
+        self.reasons.setdefault(memory_id, []).append(Reason(signal, score))
+        if critical:
+            self.critical.add(memory_id)
+
+
+class PredictiveEngine:
+    def __init__(
+        self,
+        store: MemoryStore,
+        limits: PredictionLimits = PredictionLimits(),
+        learning_rate: float = 0.15,
+    ) -> None:
+        self.store = store
+        self.sources = PredictionSources(store)
+        self.limits = limits
+        self.learning_rate = learning_rate
+        self.states: dict[str | None, ActivityState] = {}
+        self.current_project: str | None = None
+        self._cache: dict[str | None, tuple[Any, Prediction]] = {}
+
+    def state(self, project: str | None) -> ActivityState:
+        if project not in self.states:
+            self.states[project] = ActivityState(project)
+        return self.states[project]
+
+    def set_activity(self, project: str | None, kind: ActivityKind | None) -> None:
+        """Pin the activity kind (None: infer it again from the signals)."""
+        self.state(project).explicit_kind = kind
+        self._cache.pop(project, None)
+
+    def observe(self, signal: Signal) -> Prediction:
+        """Apply a signal and recompute the prediction for its project."""
+        started = time.perf_counter()
+        self.current_project = signal.project
+        self.state(signal.project).apply(signal)
+        prediction = self._compute(signal.project, signal.at, signal)
+        prediction.elapsed_ms = (time.perf_counter() - started) * 1000.0
+        self._cache[signal.project] = (self.store.generation(), prediction)
+        return prediction
+
+    def prediction(self, project: str | None = None, at: datetime | None = None) -> Prediction:
+        """The cached prediction of `project` (default: the active one), recomputed only
+        when the memories changed since, or when asked as of another time."""
+        project = project if project is not None else self.current_project
+        cached = self._cache.get(project)
+        generation = self.store.generation()
+        if cached is not None and cached[0] == generation and at is None:
+            return cached[1]
+        state = self.state(project)
+        moment = at or (state.last_signal.at if state.last_signal else datetime.now(UTC))
+        started = time.perf_counter()
+        prediction = self._compute(project, moment, state.last_signal)
+        prediction.elapsed_ms = (time.perf_counter() - started) * 1000.0
+        if at is None:
+            self._cache[project] = (generation, prediction)
+        return prediction
+
+    def learn_from_citations(self, memory_ids: list[str], project: str | None = None) -> None:
+        """The user cited or used these memories: credit them to the current signals."""
+        prediction = self.prediction(project)
+        self.sources.learn(prediction.signal_keys, memory_ids)
+        self._cache.pop(prediction.project, None)
+
+    # --- computing -------------------------------------------------------------------------
+
+    def _compute(self, project: str | None, at: datetime, signal: Signal | None) -> Prediction:
+        state = self.state(project)
+        scores = _Scores()
+        keys: list[str] = []
+        if state.current_file:
+            keys.append(file_key(state.current_file))
+            self._file(scores, project, at, state)
+        if state.branch:
+            keys.append(branch_key(state.branch))
+            on_branch_now = signal is not None and signal.kind is SignalKind.BRANCH_CHECKOUT
+            self._branch(scores, project, at, state.branch, 1.0 if on_branch_now else CARRY_OVER)
+        for number, line in enumerate(state.errors_within(at)):
+            keys.append(error_key(line))
+            latest = number == 0 and signal is not None and signal.kind is SignalKind.ERROR_SEEN
+            self._error(scores, project, at, line, 1.0 if latest else CARRY_OVER)
+        if signal is not None and signal.key not in keys:
+            keys.insert(0, signal.key)
+        self._learned(scores, keys)
+
+        memories = self.sources.load(list(scores.scores), project, at)
+        ranked = sorted(
+            (mid for mid in scores.scores if mid in memories),
+            key=lambda mid: (-scores.scores[mid], mid),
+        )
+        critical: list[Candidate] = []
+        relevant: list[Candidate] = []
+        related: list[Candidate] = []
+        for memory_id in ranked:
+            candidate = Candidate(
+                memories[memory_id], scores.scores[memory_id], scores.reasons[memory_id]
+            )
+            if memory_id in scores.critical and len(critical) < self.limits.critical:
+                critical.append(candidate)
+            elif (
+                candidate.score >= self.limits.relevant_min_score
+                and len(relevant) < self.limits.relevant
+            ):
+                relevant.append(candidate)
+            elif len(related) < self.limits.related:
+                related.append(candidate)
+        chosen = {c.memory.id for c in critical + relevant + related}
+        background = self._background(project, at, chosen)
+        topics = self.sources.topics(project, at, self.limits.topics)
+        return Prediction(
+            project=project,
+            at=at,
+            activity=state.activity(at),
+            critical=critical,
+            relevant=relevant,
+            background=background,
+            topics=topics,
+            related=related,
+            current_file=state.current_file,
+            branch=state.branch,
+            signal_keys=keys,
+        )
+
+    def _file(
+        self, scores: _Scores, project: str | None, at: datetime, state: ActivityState
+    ) -> None:
+        path = state.current_file or ""
+        symbols = state.symbols
+        if symbols is not None:
+            defined = set(symbols.defined)
+            external = set(symbols.external) - set(symbols.identifiers)
+            names = [*symbols.identifiers, *sorted(external)]
+            found = self.sources.mentioning(names, project, at)
+            for memory_id, named in found.items():
+                own = [n for n in named if n in defined]
+                local = [n for n in named if n not in external]
+                shown = ", ".join((own or local or named)[:3])
+                if own:
+                    scores.add(memory_id, 1.0 + 0.02 * (len(own) - 1), f"defines: {shown}")
+                elif local:
+                    scores.add(memory_id, 0.85 + 0.02 * (len(local) - 1), f"imports: {shown}")
+                else:
+                    scores.add(memory_id, 0.5, f"uses package names: {shown}")
+        for match in self.sources.pointing_at(path, project):
+            if match.exact:
+                scores.add(match.memory_id, 0.7, f"file_ref: {path}")
+            else:
+                scores.add(match.memory_id, 0.5, f"folder of {path}")
+        for memory_id in self.sources.in_module(path, project):
+            scores.add(memory_id, 0.3, f"same module as {path}")
+        # Decisions and constraints about this very file (or a name it defines) are
+        # critical; they are marked once the candidates are loaded.
+        decided = self.sources.load(list(scores.scores), project, at, types=CRITICAL_TYPES)
+        for memory_id in decided:
+            if scores.scores.get(memory_id, 0) >= 0.7:
+                scores.critical.add(memory_id)
+
+    def _branch(
+        self, scores: _Scores, project: str | None, at: datetime, branch: str, weight: float
+    ) -> None:
+        slug = branch_slug(branch)
+        for memory_id in self.sources.on_branch(branch, slug, project, at):
+            scores.add(memory_id, 0.9 * weight, f"branch: {branch}")
+        words = " ".join(branch_words(branch))
+        if words:
+            for memory_id, _ in self.sources.similar_text(
+                words, project, at, (T.DECISION, T.PATTERN, T.ARCHITECTURE), 6
+            ):
+                scores.add(memory_id, 0.4 * weight, f"branch words: {words}")
+
+    def _error(
+        self, scores: _Scores, project: str | None, at: datetime, line: str, weight: float
+    ) -> None:
+        for memory_id in self.sources.quoting(line, project, at, ERROR_TYPES):
+            scores.add(memory_id, 1.0 * weight, f"error: {line[:80]}", critical=True)
+        for memory_id, _ in self.sources.similar_text(
+            line, project, at, (T.FIX, T.PITFALL, T.LESSON), 6
+        ):
+            scores.add(memory_id, 0.6 * weight, f"similar error: {line[:80]}")
+
+    def _learned(self, scores: _Scores, keys: list[str]) -> None:
+        for memory_id, weight in self.sources.affinities(keys).items():
+            boost = min(0.5, self.learning_rate * math.log1p(weight))
+            base = scores.scores.get(memory_id, 0.5)
+            scores.add(memory_id, min(1.5, base + boost), f"cited after this before (×{weight:g})")
+
+    def _background(self, project: str | None, at: datetime, chosen: set[str]) -> list[Candidate]:
+        """Tier 3: the project's conventions, workflows used at this hour, recent lessons."""
+        found: list[Candidate] = []
+        seen = set(chosen)
+
+        def take(memories: list[Memory], score: float, signal: str, richest: int) -> None:
+            for memory in memories:
+                if memory.id not in seen and len(found) < self.limits.background:
+                    seen.add(memory.id)
+                    found.append(Candidate(memory, score, [Reason(signal, score)], richest))
+
+        hour_ids = self.sources.used_at_hour(project, at.astimezone(UTC).hour, 3)
+        by_hour = self.sources.load(hour_ids, project, at)
+        take([by_hour[i] for i in hour_ids if i in by_hour], 0.6, f"used around {at:%H}:00", 0)
+        # Conventions enter compressed and history as summaries: background, not focus.
+        conventions = self.sources.of_types(project, at, (T.CONVENTION,), 6)
+        take(conventions, 0.5, "project convention", 2)
+        take(self.sources.of_types(project, at, (T.WORKFLOW,), 2), 0.4, "project workflow", 1)
+        history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3)
+        take(history, 0.3, "project history", 1)
+        return found
+
+
+def with_search_results(
+    prediction: Prediction, found: list[tuple[Memory, float]], query: str
+) -> Prediction:
+    """The prediction with a search's results first in the relevant tier (the user asked
+    for them), each memory kept once."""
+    reason = f"search: {query[:80]}"
+    searched = [Candidate(memory, score, [Reason(reason, score)]) for memory, score in found]
+    ids = {c.memory.id for c in searched}
+    critical = [c for c in prediction.critical if c.memory.id not in ids]
+    relevant = searched + [c for c in prediction.relevant if c.memory.id not in ids]
+    background = [c for c in prediction.background if c.memory.id not in ids]
+    related = [c for c in prediction.related if c.memory.id not in ids]
+    return replace(
+        prediction,
+        critical=critical,
+        relevant=relevant,
+        background=background,
+        related=related,
+    )

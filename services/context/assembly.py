@@ -1,0 +1,425 @@
+"""`ContextAssembler`: a prediction, rendered as tiered Markdown within a token budget.
+
+The budget (default 8,000 tokens) is split into four tiers — critical 25 %, relevant
+37.5 %, background 25 %, index 12.5 % — rebalanced by activity (debugging widens the
+critical tier and narrows the background). A tier's unused budget flows to the next.
+Each memory enters at the richest level that fits (full, summary, compressed, index),
+so more memories fit as the budget shrinks; the lowest-ranked memories give way first.
+
+The output is one tagged block with a version hash and a generation time: the same
+prediction gives the same block, byte for byte. The block never exceeds the budget as
+counted by the configured token counter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+from services.activity.prediction import Candidate, Prediction
+from services.activity.signals import ActivityKind
+from services.errors import UserInputError
+from services.memory import Memory
+from services.text import words
+from services.tokens import TokenCounter, count_tokens
+
+if TYPE_CHECKING:
+    from services.text.dates import TimeRef
+
+DEFAULT_BUDGET = 8000
+MIN_BUDGET = 64
+TIER_NAMES = {1: "Critical", 2: "Relevant", 3: "Background", 4: "Index"}
+
+
+class Level(IntEnum):
+    FULL = 0
+    SUMMARY = 1
+    COMPRESSED = 2
+    INDEX = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class TierSplit:
+    critical: float = 0.25
+    relevant: float = 0.375
+    background: float = 0.25
+    index: float = 0.125
+
+    def __post_init__(self) -> None:
+        shares = (self.critical, self.relevant, self.background, self.index)
+        if any(share < 0 for share in shares) or abs(sum(shares) - 1.0) > 1e-6:
+            raise UserInputError(f"tier shares must be non-negative and sum to 1, got {shares}")
+
+    def for_activity(self, activity: ActivityKind) -> TierSplit:
+        """Debugging widens the critical tier by half (25 → 37.5 %) at the expense of
+        the background; review leans on conventions (background) instead."""
+        if activity is ActivityKind.DEBUGGING:
+            shift = min(self.critical * 0.5, self.background)
+            return TierSplit(
+                self.critical + shift, self.relevant, self.background - shift, self.index
+            )
+        if activity is ActivityKind.REVIEW:
+            shift = min(self.relevant * 1 / 6, self.relevant)
+            return TierSplit(
+                self.critical, self.relevant - shift, self.background + shift, self.index
+            )
+        return self
+
+    def shares(self) -> tuple[float, float, float, float]:
+        return (self.critical, self.relevant, self.background, self.index)
+
+
+# --- levels of a memory -------------------------------------------------------------------
+
+
+def _plain(text: str) -> str:
+    return " ".join(words.without_fences(text).split())
+
+
+def derived_summary(memory: Memory, max_chars: int = 240) -> str:
+    """The stored summary, else the first sentences of the content (code left out)."""
+    if memory.summary:
+        return memory.summary
+    text = _plain(memory.content) or memory.title
+    summary = ""
+    for sentence in words.sentences(text):
+        if summary and len(summary) + len(sentence) + 1 > max_chars:
+            break
+        summary = f"{summary} {sentence}".strip()
+        if len(summary) >= max_chars // 2:
+            break
+    if len(summary) > max_chars:
+        summary = summary[: max_chars - 1].rsplit(" ", 1)[0] + "…"
+    return summary
+
+
+def derived_compressed(memory: Memory) -> str:
+    """The stored compressed form, else `key: value` facts: the title, the code names
+    it mentions and the files it is about."""
+    if memory.compressed:
+        return memory.compressed
+    names = list(dict.fromkeys(words.code_spans(memory.content, 2, 80)))[:4]
+    parts = [memory.title.rstrip(".")]
+    if names:
+        parts.append("names: " + ", ".join(names))
+    if memory.file_refs:
+        parts.append("files: " + ", ".join(memory.file_refs[:3]))
+    return "; ".join(parts)
+
+
+def derived_index(memory: Memory) -> str:
+    if memory.index_line:
+        return memory.index_line
+    title = memory.title
+    return title if len(title) <= 80 else title[:79].rsplit(" ", 1)[0] + "…"
+
+
+def render_memory(memory: Memory, level: Level) -> str:
+    """One memory as a Markdown list item at `level`."""
+    label = f"{memory.type.value} · {memory.id}"
+    if level is Level.FULL:
+        body = memory.content.strip().replace("\n", "\n  ")
+        return f"- **{memory.title}** ({label})\n  {body}"
+    if level is Level.SUMMARY:
+        return f"- **{memory.title}** ({label}): {derived_summary(memory)}"
+    if level is Level.COMPRESSED:
+        return f"- {label}: {derived_compressed(memory)}"
+    return f"- {memory.id}: {derived_index(memory)}"
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+@dataclass
+class Placed:
+    candidate: Candidate
+    level: Level
+    tokens: int
+
+
+@dataclass
+class TierResult:
+    number: int
+    budget: int
+    placed: list[Placed] = field(default_factory=list)
+    text: str = ""
+    tokens: int = 0
+    left_out: list[str] = field(default_factory=list)
+    preamble: str = ""  # text before the memories (the profile, in the background tier)
+
+
+@dataclass
+class AssembledContext:
+    markdown: str
+    version: str
+    generated_at: str
+    project: str | None
+    activity: ActivityKind
+    budget: int
+    tokens: int
+    tiers: list[TierResult]
+    profile_included: bool
+
+    def ids(self, tier: int) -> list[str]:
+        return [p.candidate.memory.id for p in self.tiers[tier - 1].placed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "generated_at": self.generated_at,
+            "project": self.project,
+            "activity": self.activity.value,
+            "budget": self.budget,
+            "tokens": self.tokens,
+            "profile_included": self.profile_included,
+            "tiers": [
+                {
+                    "tier": tier.number,
+                    "name": TIER_NAMES[tier.number].lower(),
+                    "budget": tier.budget,
+                    "tokens": tier.tokens,
+                    "memories": [
+                        {
+                            "id": p.candidate.memory.id,
+                            "type": p.candidate.memory.type.value,
+                            "title": p.candidate.memory.title,
+                            "level": p.level.label,
+                            "tokens": p.tokens,
+                            "score": round(p.candidate.score, 3),
+                            "why": [r.to_dict() for r in p.candidate.reasons],
+                        }
+                        for p in tier.placed
+                    ],
+                    "left_out": tier.left_out,
+                }
+                for tier in self.tiers
+            ],
+            "markdown": self.markdown,
+        }
+
+
+class ContextAssembler:
+    def __init__(
+        self,
+        budget: int = DEFAULT_BUDGET,
+        split: TierSplit = TierSplit(),
+        counter: TokenCounter = count_tokens,
+        alerts: Callable[[Prediction], Sequence[str]] | None = None,
+        dates: Callable[[Sequence[str]], Mapping[str, Sequence[TimeRef]]] | None = None,
+    ) -> None:
+        self.budget = validate_budget(budget)
+        self.split = split
+        self.counter = counter
+        # Warnings for the critical tier (unresolved contradictions), one line each; they
+        # take at most half of its budget, the rest stays for its memories.
+        self.alerts = alerts
+        # The resolved dates of relative phrases ("yesterday (2026-06-09)"), by memory id:
+        # an assistant reading the context a month later still knows when things were.
+        self.dates = dates
+
+    def assemble(
+        self,
+        prediction: Prediction,
+        budget: int | None = None,
+        profile: str | None = None,
+        consent: bool = False,
+    ) -> AssembledContext:
+        """Render `prediction` within `budget`. The profile is used only with consent."""
+        budget = validate_budget(budget if budget is not None else self.budget)
+        profile_text = profile.strip() if (consent and profile and profile.strip()) else None
+        generated = prediction.at.isoformat(timespec="seconds")
+        # The wrapper and the title are paid for first; the tiers share what is left.
+        probe_version = "0" * 12
+        wrapper = self._wrap("", probe_version, generated, prediction)
+        available = budget - self.counter(wrapper) - 2
+        shares = self.split.for_activity(prediction.activity).shares()
+        tiers: list[TierResult] = []
+        carry = 0
+        candidate_lists: list[Sequence[Candidate]] = [
+            self._dated(prediction.critical),
+            self._dated(prediction.relevant),
+            self._dated(prediction.background),
+        ]
+        warnings = list(self.alerts(prediction)) if self.alerts is not None else []
+        for number in (1, 2, 3):
+            share = int(available * shares[number - 1]) + carry
+            tier = self._fill_tier(
+                number, share, candidate_lists[number - 1], profile_text, warnings
+            )
+            carry = max(0, share - tier.tokens)
+            tiers.append(tier)
+        index_budget = max(0, available - sum(t.tokens for t in tiers))
+        tiers.append(self._index_tier(index_budget, prediction, tiers))
+
+        while True:
+            body = "\n\n".join(t.text for t in tiers if t.text)
+            version = words.sha256_hex(
+                json.dumps([prediction.project, body], ensure_ascii=False), 12
+            )
+            markdown = self._wrap(body, version, generated, prediction)
+            tokens = self.counter(markdown)
+            if tokens <= budget or not _drop_last(tiers, self):
+                break
+        return AssembledContext(
+            markdown=markdown if tokens <= budget else "",
+            version=version,
+            generated_at=generated,
+            project=prediction.project,
+            activity=prediction.activity,
+            budget=budget,
+            tokens=tokens if tokens <= budget else 0,
+            tiers=tiers,
+            profile_included=profile_text is not None and profile_text in markdown,
+        )
+
+    def _dated(self, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
+        """The candidates with each relative phrase followed by its resolved date."""
+        if self.dates is None or not candidates:
+            return candidates
+        from services.text.dates import with_memory_dates
+
+        return with_memory_dates(candidates, self.dates([c.memory.id for c in candidates]))
+
+    def _wrap(self, body: str, version: str, generated: str, prediction: Prediction) -> str:
+        attributes = [f'version="{version}"', f'generated="{generated}"']
+        if prediction.project:
+            attributes.append(f'project="{_attribute(prediction.project)}"')
+        attributes.append(f'activity="{prediction.activity.value}"')
+        focus = []
+        if prediction.current_file:
+            focus.append(f"file `{prediction.current_file}`")
+        if prediction.branch:
+            focus.append(f"branch `{prediction.branch}`")
+        header = "# Engram context" + (f" — {', '.join(focus)}" if focus else "")
+        inner = f"{header}\n\n{body}" if body else header
+        return f"<engram-context {' '.join(attributes)}>\n{inner}\n</engram-context>"
+
+    def _fill_tier(
+        self,
+        number: int,
+        budget: int,
+        candidates: Sequence[Candidate],
+        profile: str | None,
+        warnings: Sequence[str] = (),
+    ) -> TierResult:
+        tier = TierResult(number, budget)
+        heading = f"## {TIER_NAMES[number]}"
+        extra = ""
+        if number == 3 and profile:
+            extra = f"About the user:\n{profile}"
+            if self.counter(f"{heading}\n{extra}") > budget:
+                extra = ""
+        if number == 1 and warnings:
+            lines = list(warnings)
+            while lines and self.counter(heading + "\n" + "\n".join(lines)) > budget // 2:
+                lines.pop()
+            extra = "\n".join(lines)
+        fixed = self.counter(f"{heading}\n{extra}" if extra else heading)
+        if not candidates and not extra:
+            return tier
+        if fixed > budget:
+            tier.left_out = [c.memory.id for c in candidates]
+            return tier
+        costs = [
+            [self.counter(render_memory(c.memory, level)) + 1 for level in Level]
+            for c in candidates
+        ]
+        richest = [Level(min(max(c.richest, 0), Level.INDEX)) for c in candidates]
+        levels = list(richest)
+        kept = len(candidates)
+
+        def total() -> int:
+            return fixed + sum(costs[i][levels[i]] for i in range(kept))
+
+        # The lowest-ranked memories give way first: each is compressed down to its
+        # index line before the one above it is touched; dropped when even that is over.
+        while kept and total() > budget:
+            for i in range(kept - 1, -1, -1):
+                if levels[i] < Level.INDEX:
+                    levels[i] = Level(levels[i] + 1)
+                    break
+            else:
+                kept -= 1
+        # Memories left with spare budget move back up a level, best-ranked first.
+        for i in range(kept):
+            while levels[i] > richest[i]:
+                richer = Level(levels[i] - 1)
+                if total() - costs[i][levels[i]] + costs[i][richer] > budget:
+                    break
+                levels[i] = richer
+        tier.placed = [Placed(candidates[i], levels[i], costs[i][levels[i]]) for i in range(kept)]
+        tier.left_out = [c.memory.id for c in candidates[kept:]]
+        tier.preamble = extra
+        _render_tier(tier, self.counter)
+        return tier
+
+    def _index_tier(
+        self, budget: int, prediction: Prediction, tiers: list[TierResult]
+    ) -> TierResult:
+        tier = TierResult(4, budget)
+        heading = f"## {TIER_NAMES[4]}"
+        lines: list[str] = []
+        if prediction.topics:
+            lines.append("Ask me about: " + ", ".join(prediction.topics) + ".")
+        left_out = [mid for t in tiers for mid in t.left_out]
+        left_out += [c.memory.id for c in prediction.related if c.memory.id not in left_out]
+        if left_out:
+            lines.append("Also related (ask by id): " + ", ".join(left_out) + ".")
+        while lines:
+            text = heading + "\n" + "\n".join(lines)
+            if self.counter(text) <= budget:
+                tier.text, tier.tokens = text, self.counter(text)
+                break
+            last = lines[-1]
+            items = last.rstrip(".").split(", ")
+            if len(items) > 1:
+                lines[-1] = ", ".join(items[:-1]) + "."
+            else:
+                lines.pop()
+        return tier
+
+
+def _render_tier(tier: TierResult, counter: TokenCounter) -> None:
+    parts = [f"## {TIER_NAMES[tier.number]}"]
+    if tier.preamble:
+        parts.append(tier.preamble)
+    parts.extend(render_memory(p.candidate.memory, p.level) for p in tier.placed)
+    tier.text = "\n".join(parts) if (tier.placed or tier.preamble) else ""
+    tier.tokens = counter(tier.text) if tier.text else 0
+
+
+def _drop_last(tiers: list[TierResult], assembler: ContextAssembler) -> bool:
+    """Safety net when joins cost a token more than counted: drop the last item."""
+    for tier in reversed(tiers):
+        if tier.number == 4 and tier.text:
+            lines = tier.text.splitlines()
+            tier.text = "\n".join(lines[:-1]) if len(lines) > 2 else ""
+            tier.tokens = assembler.counter(tier.text) if tier.text else 0
+            return True
+        if tier.placed:
+            dropped = tier.placed.pop()
+            tier.left_out.insert(0, dropped.candidate.memory.id)
+            _render_tier(tier, assembler.counter)
+            return True
+        if tier.preamble:
+            tier.preamble = ""
+            _render_tier(tier, assembler.counter)
+            return True
+    return False
+
+
+def _attribute(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+def validate_budget(budget: int) -> int:
+    if budget < MIN_BUDGET:
+        raise UserInputError(f"the context budget must be at least {MIN_BUDGET} tokens")
+    return budget

@@ -1,0 +1,661 @@
+"""Deterministic cues that two memories disagree — cheap, rule-based, no model.
+
+Each memory is read into a `Reading`: its code names (backticked), its subject words,
+the statements it makes — an attribute (timeout, retries, primary database, log level…)
+with the value it says holds now and the values it says no longer hold ("from 5 s to
+15 s", "instead of Sentry", "(it was 4)") — and whether it uses change wording
+("instead of", "no longer", "moved to", "replaced", "switched") or a negation.
+
+`compare(a, b)` says what two readings have in common: whether they are about the same
+subject (a shared code name; otherwise rare words and file references in common), the
+attributes they give different values for, whether one explicitly replaces the other's
+value, a negation of the same statement, and structured facts (`fact` rows) with the
+same key and scope but different values. `Cues.score()` turns that into a strength in
+[0, 1] that the contradictions operation combines with the LLM's verdict: high scores
+stand on their own, middle ones are ties the model may break, low ones are compatible.
+
+Values are recognised by kind — durations, sizes, rates, counts, versions, and names of
+tools and services by category (databases, error trackers, HTTP clients, queues…) —
+so "kept for 30 days" (retention) never conflicts with "logs at INFO" (log level).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from services.text.words import STOPWORDS as FUNCTION_WORDS
+from services.text.words import code_spans
+from services.text.words import sentences as split_sentences
+
+# --- values -------------------------------------------------------------------------------
+
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12,
+}  # fmt: skip
+_NUM = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
+_SECONDS = {
+    "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
+    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400,
+    "week": 604800, "weeks": 604800, "month": 2592000, "months": 2592000,
+}  # fmt: skip
+_DURATION = re.compile(
+    _NUM + r"(?:\s*-\s*|\s*)(" + "|".join(sorted(_SECONDS, key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
+_SIZE_UNITS = {"kb": 1 / 1024, "mb": 1.0, "gb": 1024.0}
+_SIZE = re.compile(_NUM + r"\s*(kb|mb|gb)\b", re.IGNORECASE)
+_BARE = re.compile(r"(?<![\w.`-])" + _NUM + r"(?![\w`-]|\.\d)", re.IGNORECASE)
+
+# Attributes whose values are durations, told apart by the words around them.
+_DURATION_ATTRIBUTES = (
+    ("timeout", re.compile(r"time(?:s)?[ -]?out|timeout|gives? up waiting|waits? up to", re.I)),
+    ("cache ttl", re.compile(r"\bcach|\bttl\b|memoiz", re.I)),
+    ("lifetime", re.compile(r"expir|valid for|stay valid|lifetime|\bttl\b", re.I)),
+    ("retention", re.compile(r"retain|retention|kept for|keep .* for", re.I)),
+    ("interval", re.compile(r"\bevery\b|interval|poll", re.I)),
+    ("latency", re.compile(r"\bp9\d\b|latency|stay under", re.I)),
+)
+
+# Counted things: attribute, words that name it, patterns that catch the number.
+_COUNT_ATTRIBUTES = (
+    (
+        "retries",
+        re.compile(r"\bretr|\battempt", re.I),
+        re.compile(
+            _NUM + r"\s*(?:times|retries|attempts)\b|retry (?:limit|count|budget) of " + _NUM,
+            re.I,
+        ),
+    ),
+    (
+        "batch size",
+        re.compile(r"\bbatch|at a time|chunks? of", re.I),
+        re.compile(
+            r"batch(?:es)? of "
+            + _NUM
+            + r"|batch size (?:of|for [^.;]*? is|is) "
+            + _NUM
+            + r"|"
+            + _NUM
+            + r" [a-z]+ per batch|"
+            + _NUM
+            + r" at a time|chunks of "
+            + _NUM,
+            re.I,
+        ),
+    ),
+    (
+        "rate limit",
+        re.compile(r"per minute|a minute|per-minute|rate[- ]limit|per second|per hour", re.I),
+        re.compile(
+            _NUM + r"\s*(?:calls|requests|times)?\s*(?:per|a) (?:minute|second|hour)"
+            r"|(?:per-minute limit|rate limit)[^.;0-9]*? (?:is|of|to) " + _NUM,
+            re.I,
+        ),
+    ),
+    (
+        "line length",
+        re.compile(r"line length|lines? of up to|characters|\bwrap\b", re.I),
+        re.compile(
+            _NUM + r"\s*characters|line length (?:limit )?(?:for [^.;:]*?|in [^.;:]*?)?"
+            r"(?:is|:) " + _NUM + r"|wrap [^.;]*? at " + _NUM,
+            re.I,
+        ),
+    ),
+    (
+        "approvals",
+        re.compile(r"approv|review", re.I),
+        re.compile(_NUM + r" approving reviews?|" + _NUM + r" approvals?", re.I),
+    ),
+    (
+        "indentation",
+        re.compile(r"indent", re.I),
+        re.compile(_NUM + r" spaces\b", re.I),
+    ),
+)
+
+# Names of tools and services by category (case-insensitive, whole words). A memory
+# naming two of one category for one subject says which one holds with change wording.
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "database": (
+        "PostgreSQL", "Postgres", "MySQL", "MariaDB", "CockroachDB", "SQLite", "MongoDB",
+        "DynamoDB", "Cassandra", "Oracle", "SQL Server", "Spanner", "Aurora",
+    ),
+    "error reporting": (
+        "Sentry", "Rollbar", "Datadog", "Honeycomb", "Bugsnag", "New Relic", "Raygun",
+        "Airbrake", "Grafana", "Prometheus",
+    ),
+    "http client": (
+        "requests", "httpx", "aiohttp", "urllib3", "fetch", "axios", "ky", "ofetch",
+        "net/http", "resty", "go-retryablehttp", "got", "superagent", "okhttp",
+    ),
+    "job queue": (
+        "SQS", "RabbitMQ", "Kafka", "Google Pub/Sub", "Pub/Sub", "Redis Streams", "NATS",
+        "Celery", "Sidekiq", "BullMQ", "Kinesis",
+    ),
+    "state management": (
+        "Redux Toolkit", "Redux", "Zustand", "React context", "Jotai", "MobX", "Recoil",
+        "XState", "Pinia", "Vuex",
+    ),
+    "browser storage": (
+        "IndexedDB", "localStorage", "sessionStorage", "the Cache API", "Cache API", "cookies",
+    ),
+    "hosting": (
+        "Kubernetes", "EKS", "GKE", "AKS", "ECS on Fargate", "Fargate", "Fly.io", "EC2",
+        "Vercel", "Netlify", "Cloudflare Pages", "CloudFront", "Heroku", "Render",
+        "App Engine", "Cloud Run", "Lambda",
+    ),
+    "log level": ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "TRACE", "CRITICAL"),
+    "id format": (
+        "UUIDv4", "UUIDv7", "UUIDs", "UUID", "ULIDs", "ULID", "auto-increment integers",
+        "auto-increment", "snowflake ids", "nanoid",
+    ),
+    "sort order": ("newest first", "oldest first", "alphabetically by name", "alphabetically"),
+    "pagination": (
+        "cursor-based pagination", "offset/limit pagination", "page numbers", "cursor-based",
+        "offset/limit", "keyset pagination",
+    ),
+    "timestamp format": (
+        "ISO-8601", "ISO 8601", "RFC 3339", "Unix epoch seconds", "Unix epoch milliseconds",
+        "epoch seconds", "epoch milliseconds",
+    ),
+    "configuration source": (
+        ".yaml", ".toml", ".json", ".ini", "environment variables", "a JSON file", ".env",
+    ),
+    "indentation": ("tabs",),
+    "package manager": ("npm", "pnpm", "yarn", "pip", "poetry", "uv", "pipenv", "bun"),
+    "test runner": ("pytest", "unittest", "jest", "vitest", "mocha", "go test"),
+}  # fmt: skip
+# Tool names that are also plain words: only a value when the sentence names the category.
+_AMBIGUOUS = {
+    "requests": re.compile(r"http|client|outgoing|outbound", re.I),
+    "fetch": re.compile(r"http|client|outgoing|outbound", re.I),
+    "got": re.compile(r"http client", re.I),
+    "render": re.compile(r"host|deploy", re.I),
+    "lambda": re.compile(r"host|deploy", re.I),
+    "cookies": re.compile(r"storage|persist|store", re.I),
+    "error": re.compile(r"log", re.I),
+    "uv": re.compile(r"package|install", re.I),
+}
+# Tool names that are plain words too: a value only after "with", "through", "uses"…
+_PLAIN_WORDS = frozenset({"requests", "fetch", "got", "render", "lambda", "cookies", "uv"})
+_PLAIN_WORD_USE = re.compile(
+    r"\b(?:with|through|uses?|using|via|from|to|by|of|replaced|is|on|in)\s+$", re.IGNORECASE
+)
+_CATEGORY_CONTEXT = {
+    "http client": re.compile(r"\bhttp\b|client|outgoing|outbound|requests|calls", re.I),
+    "log level": re.compile(r"\blog", re.I),
+    "hosting": re.compile(r"host|deploy|runs on|run on|production|prod\b", re.I),
+    "configuration source": re.compile(r"config|settings", re.I),
+    "sort order": re.compile(r"sort|order|returns?|lists?|come back", re.I),
+    "error reporting": re.compile(r"error|exception|report|crash", re.I),
+}
+
+
+def _category_pattern(names: Iterable[str]) -> re.Pattern[str]:
+    alternatives = sorted((re.escape(n) for n in names), key=len, reverse=True)
+    return re.compile(r"(?<![\w/.-])(" + "|".join(alternatives) + r")(?![\w/-])", re.IGNORECASE)
+
+
+_CATEGORY_PATTERNS = {name: _category_pattern(names) for name, names in CATEGORIES.items()}
+_CANONICAL = {
+    "postgres": "postgresql", "uuids": "uuid", "ulids": "ulid", "warn": "warning",
+    "redux": "redux toolkit", "cache api": "the cache api", "pub/sub": "google pub/sub",
+    "cursor-based": "cursor-based pagination", "offset/limit": "offset/limit pagination",
+    "iso 8601": "iso-8601", "alphabetically": "alphabetically by name",
+    "auto-increment": "auto-increment integers", "epoch seconds": "unix epoch seconds",
+    "epoch milliseconds": "unix epoch milliseconds",
+}  # fmt: skip
+_RUNTIME = re.compile(
+    r"\b(Python|Node(?:\.js)?|Go|Java|Ruby|PHP|Rust|\.NET|Deno|Bun|Kotlin|Swift|Elixir)"
+    r"\s+v?(\d+(?:\.\d+){0,2})\b"
+)
+_TEAM = re.compile(r"\b(?:the\s+)?([a-z][\w-]*)\s+team\b", re.IGNORECASE)
+_TEAM_WORDS = frozenset({"the", "a", "its", "our", "their", "that", "this", "same", "other"})
+
+# --- change wording, negation, old values -------------------------------------------------
+
+CHANGE_WORDING = re.compile(
+    r"\binstead of\b|\bno longer\b|\bnot any ?more\b|\bmoved (?:from|to)\b|\bmigrated\b|"
+    r"\breplac(?:ed|es|ing)\b|\bswitched\b|\bwas changed\b|\bchanged (?:to|from)\b|"
+    r"\bwe changed\b|\bwent from\b|\bpreviously\b|\bit was\b|\bwas \w+\)|\bused to\b|"
+    r"\bupgraded\b|\bdowngraded\b|\bdeprecated\b|\bdecommissioned\b|\bhanded over\b|"
+    r"\bupdated (?:from|to)\b|\btuned to\b|\bnow\b",
+    re.IGNORECASE,
+)
+# Text after these holds an old value: "from X to", "instead of X", "(it was X)".
+_OLD_MARKERS = re.compile(
+    r"\bfrom\s+(?P<from>[^;:()]+?)\s+to\b|\binstead of\s+(?P<instead>[^;:,()]+)|"
+    r"\bno longer (?:with |use[sd]? |uses |to |on |in |at |with the )?(?P<nolonger>[^;:,()]+)|"
+    r"\((?:it )?(?:was|previously|it used to be)\s+(?P<was>[^)]+)\)|"
+    r"\bit used to be\s+(?P<usedto>[^;:,()]+)|\bold\s+(?P<old>[^;:,()]+)|"
+    r"\breplac(?:ing|es) (?:the old )?(?P<replacing>[^;:,()]+)|"
+    r"(?P<replaced>[^;:,()]+?) (?:is|was) replaced by\b|"
+    # "replaced X with Y": only X is old.
+    r"\breplaced (?P<replacedobj>[^;:,()]+?)(?=\s+(?:with|by)\b|\s*[;:,()]|\s*[.!?]?\s*$)|"
+    r"(?P<dropped>[^;:,()]+?) (?:is|was|are|were) (?:no longer|dropped|removed|"
+    r"decommissioned|drained|deleted|retired|shut down|turned off)",
+    re.IGNORECASE,
+)
+NEGATION = re.compile(
+    r"\b(?:not|never|no longer|don't|doesn't|do not|does not|isn't|aren't|mustn't|"
+    r"must not|cannot|can't|without)\b",
+    re.IGNORECASE,
+)
+_CODE = re.compile(r"`([^`\n]{2,80})`")  # the spans code_spans(text, 2, 80) returns
+_WORD = re.compile(r"[a-z][a-z0-9_/-]{2,}")
+# Besides function words, the words of change and time that any two notes about one
+# subject share: they say how something changed, not what it is about.
+STOPWORDS = FUNCTION_WORDS | frozenset(
+    """new old since still even one two three four five six seven eight nine ten make makes
+    made take takes took give gives keep keeps kept goes went moved move migrated switched
+    changed change changes replaced replacing replace instead longer previously it's we'd
+    we're whatever anyone anything something nothing always often sometimes usually
+    default first last next up""".split()
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    attribute: str  # "timeout", "database", "runtime python", "unit mb"…
+    value: str  # normalised, what holds now according to the memory
+    old: bool = False  # the memory says this value no longer holds
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the cues need from one memory (computed once, compared many times)."""
+
+    id: str
+    created_at: str
+    names: frozenset[str]
+    words: frozenset[str]  # subject words: no stopwords, values or attribute words
+    file_refs: frozenset[str]
+    statements: tuple[Statement, ...]
+    change_wording: bool
+    sentences: tuple[frozenset[str], ...]  # content words of each sentence
+    negated: tuple[bool, ...]  # per sentence
+
+    def current(self, attribute: str) -> frozenset[str]:
+        return frozenset(s.value for s in self.statements if s.attribute == attribute and not s.old)
+
+    def old(self, attribute: str) -> frozenset[str]:
+        return frozenset(s.value for s in self.statements if s.attribute == attribute and s.old)
+
+    @property
+    def attributes(self) -> frozenset[str]:
+        return frozenset(s.attribute for s in self.statements)
+
+
+def _number(raw: str) -> float:
+    raw = raw.lower()
+    return float(_NUMBER_WORDS[raw]) if raw in _NUMBER_WORDS else float(raw)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _old_spans(sentence: str) -> list[tuple[int, int]]:
+    spans = []
+    for match in _OLD_MARKERS.finditer(sentence):
+        for name, text in match.groupdict().items():
+            if text is not None:
+                spans.append((match.start(name), match.end(name)))
+    return spans
+
+
+def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= position < end for start, end in spans)
+
+
+def _duration_attribute(sentence: str, title: str) -> str:
+    for name, pattern in _DURATION_ATTRIBUTES:
+        if pattern.search(sentence):
+            return name
+    for name, pattern in _DURATION_ATTRIBUTES:
+        if pattern.search(title):
+            return name
+    return "duration"
+
+
+def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
+    """The attribute–value statements of one sentence; values in "from X to", "instead
+    of X", "(it was X)"… are marked old. A bare old number takes the attribute of the
+    sentence's other values ("4 seconds now (it was 5)")."""
+    found: list[tuple[int, Statement]] = []
+    olds = _old_spans(sentence)
+    taken: list[tuple[int, int]] = []
+
+    def add(position: int, end: int, attribute: str, value: str) -> None:
+        taken.append((position, end))
+        found.append((position, Statement(attribute, value, _inside(position, olds))))
+
+    for match in _DURATION.finditer(sentence):
+        seconds = _number(match.group(1)) * _SECONDS[match.group(2).lower()]
+        if match.group(2) == "m" and not re.search(r"\d\s*m\b", match.group(0)):
+            continue
+        add(match.start(), match.end(), _duration_attribute(sentence, title), _fmt(seconds))
+    for match in _SIZE.finditer(sentence):
+        megabytes = _number(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
+        add(match.start(), match.end(), "size limit", _fmt(megabytes))
+    for attribute, words, pattern in _COUNT_ATTRIBUTES:
+        if not (words.search(sentence) or words.search(title)):
+            continue
+        before = len(found)
+        for match in pattern.finditer(sentence):
+            if _inside(match.start(), taken):
+                continue
+            raw = next(g for g in match.groups() if g is not None)
+            add(match.start(), match.end(), attribute, _fmt(_number(raw)))
+        if len(found) == before and words.search(sentence):
+            # "The retry count went from 4 to 3", "was tuned to 1000 (it was 50)".
+            for match in _BARE.finditer(sentence):
+                if not _inside(match.start(), taken):
+                    add(match.start(), match.end(), attribute, _fmt(_number(match.group(1))))
+    for match in _RUNTIME.finditer(sentence):
+        language = match.group(1).lower().removesuffix(".js")
+        add(match.start(), match.end(), f"runtime {language}", match.group(2))
+    for category, pattern in _CATEGORY_PATTERNS.items():
+        context = _CATEGORY_CONTEXT.get(category)
+        if context is not None and not (context.search(sentence) or context.search(title)):
+            continue
+        for match in pattern.finditer(sentence):
+            raw = match.group(1)
+            name = raw.lower()
+            if category == "log level" and raw != raw.upper():
+                continue
+            guard = _AMBIGUOUS.get(name)
+            if guard is not None and not (guard.search(sentence) or guard.search(title)):
+                continue
+            if name in _PLAIN_WORDS and not _PLAIN_WORD_USE.search(sentence[: match.start()]):
+                continue  # "outgoing requests from…" is not the requests library
+            if _inside(match.start(), taken):
+                continue
+            add(match.start(), match.end(), category, _CANONICAL.get(name, name))
+    for match in _TEAM.finditer(sentence):
+        name = match.group(1).lower()
+        if name not in _TEAM_WORDS:
+            add(match.start(1), match.end(), "owning team", name)
+    # Bare numbers in an old span ("instead of 5", "(it was 4)") take the attribute
+    # of the sentence's numeric values.
+    numeric = {s.attribute for _, s in found if _looks_numeric(s.value)}
+    if len(numeric) == 1:
+        (attribute,) = numeric
+        unit = {s.value for _, s in found if s.attribute == attribute}
+        for match in _BARE.finditer(sentence):
+            if not _inside(match.start(), olds) or _inside(match.start(), taken):
+                continue
+            value = _number(match.group(1))
+            if attribute in _DURATION_LIKE:
+                value *= _unit_of(sentence, attribute, unit)
+            add(match.start(), match.end(), attribute, _fmt(value))
+    found.sort(key=lambda item: item[0])
+    return [statement for _, statement in found]
+
+
+# Attributes too vague to conflict on their own ("takes about 30 seconds").
+VAGUE_ATTRIBUTES = frozenset({"duration"})
+_DURATION_LIKE = {
+    "timeout",
+    "cache ttl",
+    "lifetime",
+    "retention",
+    "interval",
+    "latency",
+    "duration",
+}
+
+
+def with_unit(attribute: str, value: str) -> str:
+    """A value as people read it: durations are kept in seconds, sizes in MB."""
+    if not _looks_numeric(value):
+        return value
+    if attribute in _DURATION_LIKE:
+        return f"{value} s"
+    return f"{value} MB" if attribute == "size limit" else value
+
+
+def describe_conflict(conflict: Mapping[str, str]) -> str:
+    """'timeout: 5 s vs 30 s' for one conflicting attribute."""
+    attribute = conflict["attribute"]
+    a, b = with_unit(attribute, conflict["a"]), with_unit(attribute, conflict["b"])
+    return f"{attribute}: {a} vs {b}"
+
+
+def _looks_numeric(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _unit_of(sentence: str, attribute: str, values: set[str]) -> float:
+    """The unit (in seconds) of the sentence's durations, for a bare old number."""
+    for match in _DURATION.finditer(sentence):
+        return _SECONDS[match.group(2).lower()]
+    return 1.0
+
+
+def _subject_words(text: str, statements: Iterable[Statement]) -> set[str]:
+    values = {w for s in statements for w in _WORD.findall(s.value.lower())}
+    return {
+        w
+        for w in _WORD.findall(text.lower())
+        if w not in STOPWORDS and w not in values and not w.isdigit()
+    }
+
+
+def read(
+    memory_id: str,
+    title: str,
+    content: str,
+    file_refs: Iterable[str] = (),
+    created_at: str = "",
+) -> Reading:
+    """The cues' reading of one memory (title and content)."""
+    # Code names that contain spaces are commands or routes, not what a memory is about.
+    names = frozenset(
+        n.strip()
+        for n in code_spans(content, 2, 80) + code_spans(title, 2, 80)
+        if " " not in n.strip()
+    )
+    plain = _CODE.sub(" ", content)
+    statements: list[Statement] = []
+    sentences: list[frozenset[str]] = []
+    negated: list[bool] = []
+    for sentence in split_sentences(plain, clauses=True):
+        found = sentence_statements(sentence, title)
+        statements.extend(found)
+        sentences.append(frozenset(_subject_words(sentence, found)))
+        negated.append(bool(NEGATION.search(sentence)))
+    # A value named both as old and as current ("from X to Y; X is dropped") is old.
+    olds = {(s.attribute, s.value) for s in statements if s.old}
+    unique = tuple(
+        dict.fromkeys(
+            Statement(s.attribute, s.value, s.old or (s.attribute, s.value) in olds)
+            for s in statements
+        )
+    )
+    words = _subject_words(f"{_CODE.sub(' ', title)} {plain}", unique)
+    return Reading(
+        id=memory_id,
+        created_at=created_at,
+        names=names,
+        words=frozenset(words),
+        file_refs=frozenset(file_refs),
+        statements=unique,
+        change_wording=bool(CHANGE_WORDING.search(content)),
+        sentences=tuple(sentences),
+        negated=tuple(negated),
+    )
+
+
+# --- comparing two readings ----------------------------------------------------------------
+
+
+@dataclass
+class Cues:
+    subject: float  # 0..1: how surely both are about the same subject
+    conflicts: list[dict[str, str]] = field(default_factory=list)  # attribute, a, b
+    replaces: str | None = None  # id of the memory that says the other's value is old
+    change_wording: list[str] = field(default_factory=list)  # ids using it
+    negation: bool = False
+    fact: dict[str, str] | None = None  # key, scope, a, b
+
+    def kinds(self) -> list[str]:
+        kinds = []
+        if self.conflicts:
+            kinds.append("different_value")
+        if self.replaces:
+            kinds.append("explicit_replacement")
+        if self.change_wording:
+            kinds.append("change_wording")
+        if self.negation:
+            kinds.append("negation")
+        if self.fact:
+            kinds.append("fact_key")
+        return kinds
+
+    def score(self) -> float:
+        """How strongly the cues say the two disagree, 0..1 (0.5 and above: flagged
+        without a model; 0.35–0.65 are ties a model may break)."""
+        if self.fact:
+            return 0.9
+        if self.subject <= 0.0:
+            return 0.0
+        if self.replaces and self.subject >= 0.5:
+            return min(1.0, 0.6 + 0.4 * self.subject)
+        if self.conflicts:
+            base = 0.2 + 0.7 * self.subject
+            if self.change_wording:
+                base += 0.05
+            return min(1.0, base)
+        if self.negation:
+            return 0.2 + 0.25 * self.subject
+        return 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {"kinds": self.kinds(), "subject": round(self.subject, 3)}
+        if self.conflicts:
+            data["conflicts"] = self.conflicts
+        if self.replaces:
+            data["replaces"] = self.replaces
+        if self.change_wording:
+            data["change_wording"] = self.change_wording
+        if self.fact:
+            data["fact"] = self.fact
+        return data
+
+
+def subject_match(a: Reading, b: Reading, weights: Mapping[str, float] | None = None) -> float:
+    """How surely two memories are about the same subject: 1.0 with a code name in
+    common, 0.0 when both name code and none is shared; otherwise the weighted share of
+    subject words in common (rarer words weigh more), lowered when both name files and
+    none is shared, raised when a file is shared."""
+    if a.names and b.names:
+        return 1.0 if a.names & b.names else 0.0
+    if a.names or b.names:
+        return 0.0
+
+    def weight(word: str) -> float:
+        return 1.0 if weights is None else weights.get(word, 1.0)
+
+    common = a.words & b.words
+    if not common:
+        return 0.0
+    smaller = min(sum(map(weight, a.words)), sum(map(weight, b.words)))
+    larger = max(sum(map(weight, a.words)), sum(map(weight, b.words)))
+    shared = sum(map(weight, common))
+    # Dice-like: the share of the smaller side, damped by how much the larger one adds.
+    score = shared / smaller * math.sqrt(shared / larger) if smaller else 0.0
+    if a.file_refs and b.file_refs:
+        score = min(1.0, score + 0.25) if a.file_refs & b.file_refs else score * 0.5
+    return min(1.0, score)
+
+
+def _later(a: Reading, b: Reading) -> Reading:
+    return b if (b.created_at, b.id) >= (a.created_at, a.id) else a
+
+
+def compare(
+    a: Reading,
+    b: Reading,
+    weights: Mapping[str, float] | None = None,
+    facts: Mapping[str, tuple[str, str, str]] | None = None,
+) -> Cues:
+    """The cues between two memories. `weights`: subject-word weights (e.g. inverse
+    document frequency in the project); `facts`: memory id → (key, scope, value) from
+    the `fact` table."""
+    cues = Cues(subject_match(a, b, weights))
+    if facts and a.id in facts and b.id in facts:
+        key_a, scope_a, value_a = facts[a.id]
+        key_b, scope_b, value_b = facts[b.id]
+        # An empty scope says nothing about the subject: then the subjects must match.
+        if (
+            key_a == key_b
+            and scope_a == scope_b
+            and (scope_a or cues.subject >= 0.5)
+            and value_a.strip().lower() != value_b.strip().lower()
+        ):
+            cues.fact = {"key": key_a, "scope": scope_a, "a": value_a, "b": value_b}
+    cues.change_wording = [r.id for r in (a, b) if r.change_wording]
+    for attribute in sorted((a.attributes & b.attributes) - VAGUE_ATTRIBUTES):
+        now_a, now_b = a.current(attribute), b.current(attribute)
+        if now_a and now_b and not (now_a & now_b):
+            cues.conflicts.append(
+                {
+                    "attribute": attribute,
+                    "a": ", ".join(sorted(now_a)),
+                    "b": ", ".join(sorted(now_b)),
+                }
+            )
+        # A replacement names what holds now as well as what no longer does.
+        if now_a and now_b and now_a & b.old(attribute) and not now_a & now_b:
+            cues.replaces = b.id
+        elif now_a and now_b and now_b & a.old(attribute) and not now_a & now_b:
+            cues.replaces = a.id
+    if cues.replaces is None and cues.conflicts:
+        later = _later(a, b)
+        if later.change_wording and later.old(cues.conflicts[0]["attribute"]):
+            cues.replaces = later.id
+    cues.negation = _negation(a, b)
+    return cues
+
+
+def _negation(a: Reading, b: Reading) -> bool:
+    """One memory negates a sentence the other states (most words shared)."""
+    for words_a, negated_a in zip(a.sentences, a.negated, strict=True):
+        for words_b, negated_b in zip(b.sentences, b.negated, strict=True):
+            if negated_a == negated_b or len(words_a) < 3 or len(words_b) < 3:
+                continue
+            shared = len(words_a & words_b) / min(len(words_a), len(words_b))
+            if shared >= 0.75:
+                return True
+    return False
+
+
+def holder(a: Reading, b: Reading, cues: Cues) -> str:
+    """Which memory holds: the one that explicitly replaces the other's value, else the
+    later one."""
+    if cues.replaces:
+        return cues.replaces
+    return _later(a, b).id
+
+
+def idf_weights(readings: Iterable[Reading]) -> dict[str, float]:
+    """Inverse document frequency of the subject words of a project's memories."""
+    counts: dict[str, int] = {}
+    total = 0
+    for reading in readings:
+        total += 1
+        for word in reading.words:
+            counts[word] = counts.get(word, 0) + 1
+    return {word: math.log((1 + total) / (1 + count)) + 0.1 for word, count in counts.items()}

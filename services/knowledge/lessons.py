@@ -1,0 +1,387 @@
+"""Lessons with versions: a lesson is a memory of type `lesson` (searchable and embedded
+like any other) whose structured parts — trigger, action, rationale — live in the
+`lesson` table keyed by the memory id, with the lesson's version.
+
+The memory's title and content are derived from the parts ("When <trigger>: <action>.
+Why: <rationale>", `services.text.lesson_text.render`) and kept in step by `refine`, through
+`MemoryService.edit`, so the keyword index and the vectors follow.
+
+`lesson_version` holds a record of every version a lesson has had, the current one
+included: `reason` says why that version came to be ("added", the refinement reason, or
+how the backfill made it) and `session_id` in which session. `refine` first snapshots
+the current state into the record of the current version (so the record is exactly what
+is being replaced, even if the memory's tags were edited since), then writes the new
+version, its record and the memory's new text, all in one transaction.
+
+Preference pairs (`preference_pairs`), for fine-tuning a model on how lessons were
+corrected: one JSON object per pair of consecutive versions of a lesson, the earlier
+version rejected and the later chosen:
+
+    {"prompt": "<trigger of the later version>",
+     "chosen": "<later action>[\\nWhy: <later rationale>]",
+     "rejected": "<earlier action>[\\nWhy: <earlier rationale>]",
+     "lesson_id": "...", "project": "...", "from_version": 1, "to_version": 2,
+     "reason": "<why the later version was made>", "session_id": "..."}
+
+`prompt`/`chosen`/`rejected` is the layout DPO trainers read (TRL's
+`DPOTrainer` among them). A pair whose two responses are the same (only the trigger or
+the tags changed) says nothing about which answer is better and is left out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from services.errors import NotFoundError, UserInputError
+from services.memories.service import MemoryService
+from services.memory import Memory, now_iso
+from services.storage.memories import MemoryStore
+from services.text.lesson_text import BackfillReport, LessonParts, backfill, render
+from services.types import MemoryType, Source
+
+MAX_TRIGGER_CHARS = 500
+MAX_ACTION_CHARS = 5_000
+MAX_RATIONALE_CHARS = 10_000
+MAX_REASON_CHARS = 2_000
+_FIELDS = ("trigger", "action", "rationale", "tags")
+
+
+@dataclass(frozen=True)
+class Lesson:
+    memory_id: str
+    trigger: str
+    action: str
+    rationale: str
+    version: int
+    tags: list[str]
+    project: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LessonVersion:
+    memory_id: str
+    version: int
+    trigger: str
+    action: str
+    rationale: str
+    tags: list[str]
+    reason: str | None
+    session_id: str | None
+    saved_at: str
+    current: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def response(self) -> str:
+        """What the lesson says to do, as a fine-tuning response."""
+        if self.rationale:
+            return f"{self.action}\nWhy: {self.rationale}"
+        return self.action
+
+
+def _text(value: Any, what: str, limit: int, required: bool) -> str:
+    if not isinstance(value, str):
+        raise UserInputError(f"the {what} must be text")
+    text = " ".join(value.split())
+    if required and not text:
+        raise UserInputError(f"the {what} is empty")
+    if len(text) > limit:
+        raise UserInputError(f"the {what} is longer than {limit} characters")
+    return text
+
+
+def _tags(value: Any) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise UserInputError("tags must be a list of text")
+    if not all(isinstance(tag, str) for tag in value):
+        raise UserInputError("tags must be a list of text")
+    return list(dict.fromkeys(tag.strip() for tag in value if tag.strip()))
+
+
+def _parts(trigger: Any, action: Any, rationale: Any) -> LessonParts:
+    return LessonParts(
+        _text(trigger, "trigger", MAX_TRIGGER_CHARS, True),
+        _text(action, "action", MAX_ACTION_CHARS, True),
+        _text(rationale, "rationale", MAX_RATIONALE_CHARS, False),
+    )
+
+
+def _record(
+    store: MemoryStore,
+    memory_id: str,
+    version: int,
+    parts: LessonParts,
+    tags: list[str],
+    reason: str | None,
+    session_id: str | None,
+) -> None:
+    store.database.execute_sql(
+        "INSERT INTO lesson_version (memory_id, version, trigger_text, action, rationale, "
+        "tags, reason, session_id, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            memory_id,
+            version,
+            parts.trigger,
+            parts.action,
+            parts.rationale,
+            json.dumps(tags, ensure_ascii=False),
+            reason,
+            session_id,
+            now_iso(),
+        ],
+    )
+
+
+def add_lesson(
+    service: MemoryService,
+    trigger: str,
+    action: str,
+    rationale: str = "",
+    tags: Sequence[str] = (),
+    project: str | None = None,
+    session_id: str | None = None,
+    embed: bool = True,
+) -> Lesson:
+    """Store a new lesson: its memory, its `lesson` row and the record of version 1, in
+    one transaction; vectors follow when `embed` (else they wait, queued)."""
+    parts = _parts(trigger, action, rationale)
+    tag_list = _tags(tags)
+    title, content = render(parts)
+    store = service.store
+    with store.writing():
+        memory = service.add(
+            {
+                "type": MemoryType.LESSON.value,
+                "title": title,
+                "content": content,
+                "tags": tag_list,
+                "project": project,
+                "session_id": session_id,
+                "source": Source.EXPLICIT.value,
+            },
+            embed=False,
+        )
+        store.database.execute_sql(
+            "INSERT INTO lesson (memory_id, trigger_text, action, rationale, version) "
+            "VALUES (?, ?, ?, ?, 1)",
+            [memory.id, parts.trigger, parts.action, parts.rationale],
+        )
+        _record(store, memory.id, 1, parts, memory.tags, "added", session_id)
+    if embed:
+        service.indexer.index([memory])
+    return _lesson(memory, parts, 1)
+
+
+def _lesson(memory: Memory, parts: LessonParts, version: int) -> Lesson:
+    return Lesson(
+        memory.id,
+        parts.trigger,
+        parts.action,
+        parts.rationale,
+        version,
+        memory.tags,
+        memory.project,
+    )
+
+
+def _lesson_memory(store: MemoryStore, memory_id: str) -> Memory:
+    memory = store.get(memory_id)
+    if memory.type is not MemoryType.LESSON:
+        raise UserInputError(f"{memory_id} is a {memory.type.value}, not a lesson")
+    return memory
+
+
+def _row(store: MemoryStore, memory_id: str) -> tuple[LessonParts, int] | None:
+    row = store.database.execute_sql(
+        "SELECT trigger_text, action, rationale, version FROM lesson WHERE memory_id = ?",
+        [memory_id],
+    ).fetchone()
+    if row is None:
+        return None
+    return LessonParts(str(row[0]), str(row[1]), str(row[2])), int(row[3])
+
+
+def check_plain_edit(store: MemoryStore, memory_id: str, changes: dict[str, Any]) -> None:
+    """Refuse a plain edit of a versioned lesson's text: it would bypass the versions
+    (`refine` keeps the earlier one). Tags, tier and the rest may change freely."""
+    if not {"title", "content", "type"} & set(changes):
+        return
+    memory = store.get(memory_id)
+    if memory.type is MemoryType.LESSON and _row(store, memory_id) is not None:
+        raise UserInputError(
+            f"{memory_id} is a versioned lesson; change its text with `engram lesson refine "
+            f"{memory_id} --action … --reason …` so the earlier version is kept"
+        )
+
+
+def get_lesson(store: MemoryStore, memory_id: str) -> Lesson:
+    memory = _lesson_memory(store, memory_id)
+    found = _row(store, memory_id)
+    if found is None:
+        raise NotFoundError(
+            f"lesson {memory_id} has no structured parts yet: run `engram lesson backfill`"
+        )
+    return _lesson(memory, *found)
+
+
+def refine(
+    service: MemoryService,
+    memory_id: str,
+    changes: dict[str, Any],
+    reason: str,
+    session_id: str | None = None,
+    embed: bool = True,
+) -> Lesson:
+    """Make a new version of a lesson. `changes` holds any of trigger, action, rationale
+    and tags; `reason` says why. The current state is snapshotted first, then the lesson
+    row, the new version's record and the memory's text change — one transaction. A
+    lesson memory without a `lesson` row (imported since the last backfill) is backfilled
+    first."""
+    unknown = sorted(set(changes) - set(_FIELDS))
+    if unknown:
+        raise UserInputError(
+            f"a lesson has no {', '.join(unknown)} (choose from: trigger, action, rationale, tags)"
+        )
+    why = _text(reason, "reason", MAX_REASON_CHARS, True)
+    store = service.store
+    before = _lesson_memory(store, memory_id)
+    with store.writing():
+        found = _row(store, memory_id)
+        if found is None:
+            backfill(store.database.connection(), [memory_id])
+            found = _row(store, memory_id)
+            assert found is not None
+        current, version = found
+        memory = store.get(memory_id)
+        parts = _parts(
+            changes.get("trigger", current.trigger),
+            changes.get("action", current.action),
+            changes.get("rationale", current.rationale),
+        )
+        tags = _tags(changes["tags"]) if "tags" in changes else memory.tags
+        if parts == current and tags == memory.tags:
+            raise UserInputError(f"the refinement changes nothing in lesson {memory_id}")
+        # 1. the current state, as it is now, into the record of the current version
+        store.database.execute_sql(
+            "INSERT INTO lesson_version (memory_id, version, trigger_text, action, rationale, "
+            "tags, reason, session_id, saved_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?) "
+            "ON CONFLICT (memory_id, version) DO UPDATE SET trigger_text = "
+            "excluded.trigger_text, action = excluded.action, rationale = excluded.rationale, "
+            "tags = excluded.tags",
+            [
+                memory_id,
+                version,
+                current.trigger,
+                current.action,
+                current.rationale,
+                json.dumps(memory.tags, ensure_ascii=False),
+                memory.created_at if version == 1 else now_iso(),
+            ],
+        )
+        # 2. the new version
+        store.database.execute_sql(
+            "UPDATE lesson SET trigger_text = ?, action = ?, rationale = ?, version = ? "
+            "WHERE memory_id = ?",
+            [parts.trigger, parts.action, parts.rationale, version + 1, memory_id],
+        )
+        _record(store, memory_id, version + 1, parts, tags, why, session_id)
+        title, content = render(parts)
+        updated = service.edit(
+            memory_id, {"title": title, "content": content, "tags": tags}, embed=False
+        )
+    if embed:
+        service.indexer.remove(before)
+        service.indexer.index([updated])
+    return _lesson(updated, parts, version + 1)
+
+
+def versions(store: MemoryStore, memory_id: str) -> list[LessonVersion]:
+    """Every version of a lesson, oldest first; the last is the current one."""
+    lesson = get_lesson(store, memory_id)
+    rows = store.database.execute_sql(
+        "SELECT version, trigger_text, action, rationale, tags, reason, session_id, saved_at "
+        "FROM lesson_version WHERE memory_id = ? AND version <= ? ORDER BY version",
+        [memory_id, lesson.version],
+    ).fetchall()
+    found = [
+        LessonVersion(
+            memory_id,
+            int(r[0]),
+            str(r[1]),
+            str(r[2]),
+            str(r[3]),
+            json.loads(r[4]),
+            r[5],
+            r[6],
+            str(r[7]),
+            int(r[0]) == lesson.version,
+        )
+        for r in rows
+    ]
+    if not found or found[-1].version != lesson.version:  # its record went missing
+        found.append(
+            LessonVersion(
+                memory_id,
+                lesson.version,
+                lesson.trigger,
+                lesson.action,
+                lesson.rationale,
+                lesson.tags,
+                None,
+                None,
+                "",
+                True,
+            )
+        )
+    return found
+
+
+def lesson_ids(store: MemoryStore, project: str | None = None) -> list[str]:
+    """Lessons with structured parts, by id (of one project if given)."""
+    sql = "SELECT l.memory_id FROM lesson l JOIN memory m ON m.id = l.memory_id"
+    params: list[Any] = []
+    if project is not None:
+        sql += " WHERE m.project = ?"
+        params.append(project)
+    rows = store.database.execute_sql(sql + " ORDER BY l.memory_id", params).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def preference_pairs(store: MemoryStore, project: str | None = None) -> list[dict[str, Any]]:
+    """Consecutive versions of every lesson as preference pairs (module docstring), by
+    lesson id then version."""
+    pairs: list[dict[str, Any]] = []
+    for memory_id in lesson_ids(store, project):
+        history = versions(store, memory_id)
+        lesson_project = store.get(memory_id).project
+        for earlier, later in itertools.pairwise(history):
+            if earlier.response() == later.response():
+                continue
+            pairs.append(
+                {
+                    "prompt": later.trigger,
+                    "chosen": later.response(),
+                    "rejected": earlier.response(),
+                    "lesson_id": memory_id,
+                    "project": lesson_project,
+                    "from_version": earlier.version,
+                    "to_version": later.version,
+                    "reason": later.reason,
+                    "session_id": later.session_id,
+                }
+            )
+    return pairs
+
+
+def backfill_lessons(store: MemoryStore) -> BackfillReport:
+    """`services.text.lesson_text.backfill` in one transaction of the store."""
+    with store.writing():
+        return backfill(store.database.connection())

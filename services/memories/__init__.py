@@ -1,0 +1,2 @@
+"""The memory service: writes with their hooks, lifecycle (decay and tiers) and
+import/export."""

@@ -1,0 +1,97 @@
+"""Usage and lifecycle: record retrieved / cited / ignored / used, raise confidence on
+use, decay unused memories weekly, archive (never delete) the ones nobody needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import peewee as pw
+
+from services.storage.database import MemoryRow
+from services.storage.memories import MemoryStore
+from services.types import Tier, UsageEvent
+
+LAST_DECAY_KEY = "lifecycle.last_decay"
+
+
+@dataclass(frozen=True)
+class LifecyclePolicy:
+    use_boost: float = 0.02
+    confidence_max: float = 0.95
+    decay_step: float = 0.02
+    decay_floor: float = 0.1
+    decay_interval_days: int = 7
+    archive_below: float = 0.15
+    archive_min_age_days: int = 30
+
+
+@dataclass(frozen=True)
+class CleanupReport:
+    decayed: int
+    archived: int
+    decay_ran: bool
+
+
+class Lifecycle:
+    def __init__(self, store: MemoryStore, policy: LifecyclePolicy = LifecyclePolicy()) -> None:
+        self.store = store
+        self.policy = policy
+
+    def record(
+        self, memory_ids: Sequence[str], event: UsageEvent, session_id: str | None = None
+    ) -> None:
+        boost = self.policy.use_boost if event in (UsageEvent.USED, UsageEvent.CITED) else 0.0
+        self.store.record_usage(memory_ids, event, session_id, boost, self.policy.confidence_max)
+
+    def decay(self, now: datetime | None = None, force: bool = False) -> int | None:
+        """Lower unused memories once per interval; None when it is not due yet."""
+        now = now or datetime.now(UTC)
+        last = self.store.meta_get(LAST_DECAY_KEY)
+        interval = timedelta(days=self.policy.decay_interval_days)
+        if not force and last and now - datetime.fromisoformat(last) < interval:
+            return None
+        since = (now - interval).isoformat()
+        unused = (MemoryRow.last_accessed.is_null()) | (MemoryRow.last_accessed < since)
+        with self.store.writing():
+            changed = (
+                MemoryRow.update(
+                    confidence=pw.fn.ROUND(
+                        pw.fn.MAX(
+                            self.policy.decay_floor, MemoryRow.confidence - self.policy.decay_step
+                        ),
+                        6,
+                    )
+                )
+                .where(
+                    unused,
+                    MemoryRow.confidence > self.policy.decay_floor,
+                    MemoryRow.tier != Tier.ARCHIVED.value,
+                )
+                .execute()
+            )
+        self.store.meta_set(LAST_DECAY_KEY, now.isoformat())
+        return int(changed)
+
+    def archive_unneeded(self, now: datetime | None = None) -> int:
+        now = now or datetime.now(UTC)
+        cutoff = (now - timedelta(days=self.policy.archive_min_age_days)).timestamp()
+        with self.store.writing():
+            changed = (
+                MemoryRow.update(tier=Tier.ARCHIVED.value)
+                .where(
+                    MemoryRow.confidence < self.policy.archive_below,
+                    MemoryRow.use_count == 0,
+                    MemoryRow.citation_count == 0,
+                    MemoryRow.created_ts < cutoff,
+                    MemoryRow.tier != Tier.ARCHIVED.value,
+                )
+                .execute()
+            )
+        return int(changed)
+
+    def cleanup(self, now: datetime | None = None, force_decay: bool = False) -> CleanupReport:
+        decayed = self.decay(now, force=force_decay)
+        archived = self.archive_unneeded(now)
+        return CleanupReport(decayed or 0, archived, decayed is not None)

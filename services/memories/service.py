@@ -1,0 +1,164 @@
+"""`MemoryService`: the operations users ask for, each keeping SQLite, FTS5 and Chroma in
+step: add, edit, delete, import, ingest `MEMORY:` lines, search, record usage.
+
+A write lands in SQLite first (the source of truth, with its FTS rows in the same
+transaction); embedding follows and, if it fails, the record stays queued. After an
+add, or an edit that changes what a memory says, the write hooks given by the
+composition root run (the contradiction queue is one); the service knows none of them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from services.errors import Problem, ValidationFailed
+from services.filters import MemoryFilter
+from services.memories.lifecycle import Lifecycle
+from services.memory import Memory, memory_from_dict
+from services.search.retrieval import HybridRetriever, RetrieverKind, SearchResponse
+from services.storage.memories import MemoryStore
+from services.text.capture import parse_memory_lines
+from services.types import Source, UsageEvent
+from services.vectors.indexing import Indexer
+
+log = logging.getLogger(__name__)
+
+WriteHook = Callable[[MemoryStore, Memory], object]
+"""Runs after a memory is added, or edited so that what it says changed."""
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    imported: int
+    skipped: int
+    embedded: int
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    stored: list[Memory]
+    problems: list[Problem]
+
+
+class MemoryService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        indexer: Indexer,
+        retriever: HybridRetriever,
+        lifecycle: Lifecycle,
+        write_hooks: Sequence[WriteHook] = (),
+    ) -> None:
+        self.store = store
+        self.indexer = indexer
+        self.retriever = retriever
+        self.lifecycle = lifecycle
+        self.write_hooks = tuple(write_hooks)
+
+    def _written(self, memory: Memory) -> None:
+        for hook in self.write_hooks:
+            hook(self.store, memory)
+
+    def add(
+        self, data: dict[str, Any], default_project: str | None = None, embed: bool = True
+    ) -> Memory:
+        memory, problems = memory_from_dict(data, "memory", default_project)
+        if memory is None:
+            raise ValidationFailed("the memory is invalid; nothing was stored", problems)
+        self.store.add(memory)
+        self._written(memory)
+        if embed:
+            self.indexer.index([memory])
+        return memory
+
+    def edit(self, memory_id: str, changes: dict[str, Any], embed: bool = True) -> Memory:
+        """Change fields; a change of text (or project) re-queues the vectors, which are
+        replaced now when `embed`, else by whoever embeds next."""
+        before = self.store.get(memory_id)
+        updated = self.store.update(memory_id, changes)
+        changed = any(
+            getattr(before, name) != getattr(updated, name)
+            for name in ("title", "content", "tags", "file_refs", "project")
+        )
+        if changed and updated.superseded_by is None:
+            self._written(updated)
+        if changed and embed:
+            self.indexer.remove(before)
+            self.indexer.index([updated])
+        return updated
+
+    def delete(self, memory_id: str, remove_vectors: bool = True) -> Memory:
+        """Delete the record; its vectors now, or (if another process is writing
+        vectors) at the next reconcile, which removes orphans."""
+        memory = self.store.get(memory_id)
+        self.store.delete(memory_id)
+        if remove_vectors:
+            self.indexer.remove(memory)
+        return memory
+
+    def import_memories(
+        self,
+        memories: Sequence[Memory],
+        replace: bool = False,
+        skip_existing: bool = False,
+        embed: bool = True,
+    ) -> ImportReport:
+        """Store all or nothing; embed now, or leave the vectors queued (`embed=False`)
+        for a background embedder (`catch_up`)."""
+        stored, skipped = self.store.add_many(memories, replace, skip_existing)
+        if replace and embed:
+            for memory in stored:
+                self.indexer.remove(memory)
+        embedded = self.indexer.index(stored) if embed else 0
+        return ImportReport(len(stored), len(skipped), embedded)
+
+    def ingest(
+        self,
+        text: str,
+        where: str,
+        project: str | None,
+        session_id: str | None = None,
+        embed: bool = True,
+    ) -> IngestReport:
+        captured, problems = parse_memory_lines(text, where)
+        memories: list[Memory] = []
+        for item in captured:
+            memory, found = memory_from_dict(
+                {
+                    "type": item.type.value,
+                    "title": item.title,
+                    "content": item.content,
+                    "source": Source.AUTOMATIC.value,
+                    "session_id": session_id,
+                },
+                f"{where}:{item.line}",
+                project,
+            )
+            problems.extend(found)
+            if memory is not None:
+                memories.append(memory)
+        if memories:
+            self.store.add_many(memories)
+            if embed:
+                self.indexer.index(memories)
+        return IngestReport(memories, problems)
+
+    def search(
+        self,
+        query: str,
+        flt: MemoryFilter | None = None,
+        limit: int = 10,
+        kind: RetrieverKind = RetrieverKind.HYBRID,
+        record_retrieval: bool = False,
+    ) -> SearchResponse:
+        response = self.retriever.search(query, flt, limit, kind)
+        if record_retrieval and response.results:
+            self.lifecycle.record([r.memory.id for r in response.results], UsageEvent.RETRIEVED)
+        return response
+
+    def catch_up(self, limit: int | None = None) -> int:
+        """Embed records that are waiting (after an embedder outage or a reconcile)."""
+        return self.indexer.process_pending(limit)

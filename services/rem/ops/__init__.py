@@ -1,0 +1,1 @@
+"""The consolidation operations, one module each; `services.rem.registry` declares them."""

@@ -1,0 +1,345 @@
+"""`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
+
+score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent
+(defaults 0.6 / 0.3 / 0.1 / 0.1), where type_intent is 1 when the query's wording asks
+for the memory's type ("design decisions behind …", see `intent`).
+Candidates come from all three sources, are filtered once in SQLite, scored on every
+component (a lexical-only candidate still gets its dense similarity), de-duplicated by
+memory, and returned with their score breakdown. When the embedder is down the search
+falls back to lexical only; without FTS5, to dense only; each fallback is logged and
+flagged in the search metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from services.errors import EmbedderUnavailable, VectorStoreUnavailable
+from services.filters import MemoryFilter
+from services.memory import Memory
+from services.search.intent import intended_types
+from services.storage.memories import MemoryStore
+from services.storage.metrics import SearchMetrics, SearchMetricsLog
+from services.text.identifiers import matches_file_ref, mentions, query_identifiers
+from services.text.stacktrace import key_line
+from services.vectors.embeddings.base import Embedder, Vectors
+from services.vectors.index import VectorIndex
+
+log = logging.getLogger(__name__)
+
+
+class RetrieverKind(StrEnum):
+    HYBRID = "hybrid"
+    DENSE = "dense"
+    LEXICAL = "lexical"
+
+
+@dataclass(frozen=True)
+class Weights:
+    dense: float = 0.6
+    lexical: float = 0.3
+    identifier: float = 0.1
+    intent: float = 0.1
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    dense: float
+    lexical: float
+    identifier: float
+    intent: float = 0.0
+    matched_identifiers: tuple[str, ...] = ()
+    best_chunk: int = -1
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    memory: Memory
+    score: float
+    breakdown: ScoreBreakdown
+
+
+@dataclass
+class SearchResponse:
+    results: list[SearchResult]
+    metrics: SearchMetrics
+    flags: list[str] = field(default_factory=list)
+
+
+MAX_QUERY_IDENTIFIERS = 8
+QUERY_VECTOR_CACHE = 256
+IDENTIFIER_CANDIDATES = 20
+MAX_QUERY_EMBED_CHARS = 160
+
+
+def focused_query(query: str) -> str:
+    """What to embed and match by keywords: the key line of a pasted traceback (its
+    frames are noise), else the query, cut to a length the model can use."""
+    return (key_line(query) or query)[:MAX_QUERY_EMBED_CHARS]
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+class HybridRetriever:
+    def __init__(
+        self,
+        store: MemoryStore,
+        vectors: VectorIndex,
+        embedder: Embedder | None,
+        weights: Weights = Weights(),
+        candidates: int = 30,
+        metrics_log: SearchMetricsLog | None = None,
+    ) -> None:
+        self.store = store
+        self.vectors = vectors
+        self.embedder = embedder
+        self.weights = weights
+        self.candidates = candidates
+        self.metrics_log = metrics_log
+        self._pool: ThreadPoolExecutor | None = None
+        # Type-ahead and repeated questions embed the same text again and again.
+        self._query_vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-lexical")
+        return self._pool
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query vectors (benchmarks measure the embedding too)."""
+        self._query_vectors.clear()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def _embed_query(self, query: str, flags: list[str]) -> Vectors | None:
+        if self.embedder is None:
+            flags.append("embedder_unavailable")
+            return None
+        key = (self.embedder.model_id, focused_query(query))
+        cached = self._query_vectors.get(key)
+        if cached is not None:
+            self._query_vectors.move_to_end(key)
+            return cached
+        try:
+            vector: Vectors = self.embedder.embed([key[1]])[0]
+        except EmbedderUnavailable as error:
+            log.warning("embedder unavailable, searching lexically only: %s", error)
+            flags.append("embedder_unavailable")
+            return None
+        self._query_vectors[key] = vector
+        if len(self._query_vectors) > QUERY_VECTOR_CACHE:
+            self._query_vectors.popitem(last=False)
+        return vector
+
+    def _dense_stage(
+        self,
+        query: str,
+        pool: int,
+        projects: list[str] | None,
+        flags: list[str],
+        metrics: SearchMetrics,
+    ) -> tuple[dict[str, tuple[float, int]], Vectors | None]:
+        """Embed the query and find the nearest vectors: best (similarity, chunk) per
+        memory, and the query vector (None when the embedder or index is down)."""
+        dense: dict[str, tuple[float, int]] = {}
+        stage = time.perf_counter()
+        query_vector = self._embed_query(query, flags)
+        metrics.embed_ms = _ms(stage)
+        stage = time.perf_counter()
+        if query_vector is not None and self.embedder is not None:
+            try:
+                for hit in self.vectors.query(self.embedder.model_id, query_vector, pool, projects):
+                    if hit.memory_id not in dense:
+                        dense[hit.memory_id] = (max(0.0, hit.similarity), hit.chunk_index)
+            except VectorStoreUnavailable as error:
+                log.warning("vector index unavailable, searching lexically only: %s", error)
+                flags.append("vectors_unavailable")
+                query_vector = None
+        metrics.dense_ms = _ms(stage)
+        metrics.dense_count = len(dense)
+        return dense, query_vector
+
+    def _lexical_stage(
+        self,
+        query: str,
+        identifiers: list[str],
+        pool: int,
+        project: str | None,
+        flags: list[str],
+        metrics: SearchMetrics,
+    ) -> tuple[dict[str, tuple[float, int]], set[str]]:
+        """BM25 hits (score, chunk) per memory, and the memories naming an identifier."""
+        lexical: dict[str, tuple[float, int]] = {}
+        identifier_ids: set[str] = set()
+        stage = time.perf_counter()
+        if not self.store.fts_available():
+            log.warning("full-text index unavailable, searching by vectors only")
+            flags.append("fts_unavailable")
+        else:
+            for hit in self.store.lexical(key_line(query) or query, pool, project):
+                lexical[hit.memory_id] = (hit.score, hit.chunk_index)
+            for identifier in identifiers:
+                phrase = identifier.rsplit("/", 1)[-1]
+                identifier_ids.update(
+                    self.store.phrase_candidates(phrase, IDENTIFIER_CANDIDATES, project)
+                )
+        metrics.lexical_ms = _ms(stage)
+        metrics.lexical_count = len(lexical)
+        metrics.identifier_count = len(identifier_ids)
+        return lexical, identifier_ids
+
+    def search(
+        self,
+        query: str,
+        flt: MemoryFilter | None = None,
+        limit: int = 10,
+        kind: RetrieverKind = RetrieverKind.HYBRID,
+    ) -> SearchResponse:
+        flt = flt or MemoryFilter()
+        metrics = SearchMetrics(retriever=kind.value, mode=flt.mode.value, query_chars=len(query))
+        flags: list[str] = []
+        started = time.perf_counter()
+        pool = max(self.candidates, limit * 2)
+        projects = None if flt.project is None else [flt.project]
+        identifiers = (
+            query_identifiers(query)[:MAX_QUERY_IDENTIFIERS] if kind is RetrieverKind.HYBRID else []
+        )
+
+        # The lexical stage (SQLite) runs beside the query embedding (onnxruntime); both
+        # release the GIL, so a hybrid search costs about the slower of the two.
+        lexical_flags: list[str] = []
+        lexical_job = None
+        if kind is RetrieverKind.HYBRID:
+            lexical_job = self._executor().submit(
+                self._lexical_stage,
+                query,
+                identifiers,
+                pool,
+                flt.project,
+                lexical_flags,
+                metrics,
+            )
+        dense: dict[str, tuple[float, int]] = {}
+        query_vector: Vectors | None = None
+        if kind in (RetrieverKind.HYBRID, RetrieverKind.DENSE):
+            dense, query_vector = self._dense_stage(query, pool, projects, flags, metrics)
+        lexical: dict[str, tuple[float, int]] = {}
+        identifier_ids: set[str] = set()
+        if lexical_job is not None:
+            lexical, identifier_ids = lexical_job.result()
+        elif kind is RetrieverKind.LEXICAL:
+            lexical, identifier_ids = self._lexical_stage(
+                query, identifiers, pool, flt.project, lexical_flags, metrics
+            )
+        flags.extend(lexical_flags)
+        if kind is RetrieverKind.HYBRID and query_vector is None:
+            flags.append("fallback_lexical")
+
+        stage = time.perf_counter()
+        candidate_ids = list(dict.fromkeys([*dense, *lexical, *identifier_ids]))
+        memories = self.store.filter_ids(candidate_ids, flt)
+        if kind is RetrieverKind.HYBRID and query_vector is not None:
+            self._fill_dense(query_vector, memories, dense)
+        wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
+        best_lexical = max((score for score, _ in lexical.values()), default=0.0)
+        results: list[SearchResult] = []
+        for memory_id, memory in memories.items():
+            dense_score, dense_chunk = dense.get(memory_id, (0.0, -1))
+            raw_lexical, lexical_chunk = lexical.get(memory_id, (0.0, -1))
+            lexical_score = raw_lexical / best_lexical if best_lexical > 0 else 0.0
+            matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
+            identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
+            intent_score = 1.0 if memory.type in wanted_types else 0.0
+            if kind is RetrieverKind.DENSE:
+                total = dense_score
+            elif kind is RetrieverKind.LEXICAL:
+                total = lexical_score
+            else:
+                total = (
+                    self.weights.lexical * lexical_score
+                    + self.weights.identifier * identifier_score
+                    + self.weights.intent * intent_score
+                )
+                if query_vector is not None:
+                    total += self.weights.dense * dense_score
+            sources = tuple(
+                name
+                for name, present in (
+                    ("dense", memory_id in dense),
+                    ("lexical", memory_id in lexical),
+                    ("identifier", bool(matched)),
+                )
+                if present
+            )
+            best_chunk = lexical_chunk if raw_lexical and lexical_chunk >= 0 else dense_chunk
+            results.append(
+                SearchResult(
+                    memory,
+                    total,
+                    ScoreBreakdown(
+                        dense_score,
+                        lexical_score,
+                        identifier_score,
+                        intent_score,
+                        matched,
+                        best_chunk,
+                        sources,
+                    ),
+                )
+            )
+        results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
+        results = results[:limit]
+        metrics.merge_ms = _ms(stage)
+        metrics.total_ms = _ms(started)
+        metrics.result_count = len(results)
+        metrics.top_similarity = max((s for s, _ in dense.values()), default=None)
+        metrics.flags = flags
+        if self.metrics_log is not None:
+            self.metrics_log.record(metrics, query, flt.project)
+        return SearchResponse(results, metrics, flags)
+
+    def _fill_dense(
+        self,
+        query_vector: Vectors,
+        memories: dict[str, Memory],
+        dense: dict[str, tuple[float, int]],
+    ) -> None:
+        """Give lexical/identifier-only candidates their dense similarity too."""
+        if self.embedder is None:
+            return
+        missing: dict[str | None, list[str]] = defaultdict(list)
+        for memory_id, memory in memories.items():
+            if memory_id not in dense:
+                missing[memory.project].append(memory_id)
+        for project, ids in missing.items():
+            try:
+                found = self.vectors.vectors_for(self.embedder.model_id, project, ids)
+            except Exception as error:  # a failed rescoring must not fail the search
+                log.warning("could not fetch vectors for rescoring: %s", error)
+                return
+            for memory_id, vector in found.items():
+                similarity = float(np.dot(vector, query_vector))
+                dense[memory_id] = (max(0.0, similarity), -1)
+
+
+def _memory_mentions(memory: Memory, identifier: str) -> bool:
+    if matches_file_ref(identifier, memory.file_refs):
+        return True
+    return (
+        mentions(memory.content, identifier)
+        or mentions(memory.title, identifier)
+        or (identifier in memory.tags)
+    )

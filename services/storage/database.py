@@ -1,0 +1,164 @@
+"""The SQLite database: opening it safely (WAL, busy timeout), migrating it, and the
+peewee models that map its tables.
+
+Models are bound to `database_proxy`, which `open_database` initialises; the store owns
+the one open database of a process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import peewee as pw
+
+from services.errors import StoreUnavailable
+from services.storage.migrations import migrate
+
+database_proxy = pw.DatabaseProxy()
+
+
+class _Model(pw.Model):
+    class Meta:
+        database = database_proxy
+        legacy_table_names = False
+
+
+class MemoryRow(_Model):
+    id = pw.TextField(primary_key=True)
+    project = pw.TextField(null=True)
+    type = pw.TextField()
+    title = pw.TextField()
+    content = pw.TextField()
+    summary = pw.TextField(null=True)
+    compressed = pw.TextField(null=True)
+    index_line = pw.TextField(null=True)
+    tags = pw.TextField(default="[]")
+    file_refs = pw.TextField(default="[]")
+    confidence = pw.FloatField(default=0.5)
+    source = pw.TextField(default="explicit")
+    session_id = pw.TextField(null=True)
+    task_id = pw.TextField(null=True)
+    role = pw.TextField(null=True)
+    branch = pw.TextField(null=True)
+    scope = pw.TextField(default="project-shared")
+    created_at = pw.TextField()
+    created_ts = pw.FloatField()
+    updated_at = pw.TextField()
+    valid_from = pw.TextField(null=True)
+    valid_to = pw.TextField(null=True)
+    last_accessed = pw.TextField(null=True)
+    retrieval_count = pw.IntegerField(default=0)
+    citation_count = pw.IntegerField(default=0)
+    ignore_count = pw.IntegerField(default=0)
+    use_count = pw.IntegerField(default=0)
+    supersedes = pw.TextField(null=True)
+    superseded_by = pw.TextField(null=True)
+    tier = pw.TextField(default="warm")
+    embedded_model = pw.TextField(null=True)
+    staged_model = pw.TextField(null=True)
+
+    class Meta:
+        table_name = "memory"
+
+
+class ChunkRow(_Model):
+    memory_id = pw.TextField()
+    idx = pw.IntegerField()
+    kind = pw.TextField()
+    language = pw.TextField(null=True)
+    text = pw.TextField()
+    token_count = pw.IntegerField()
+
+    class Meta:
+        table_name = "chunk"
+
+
+class UsageEventRow(_Model):
+    memory_id = pw.TextField()
+    event = pw.TextField()
+    session_id = pw.TextField(null=True)
+    at = pw.TextField()
+
+    class Meta:
+        table_name = "usage_event"
+
+
+class SearchMetricRow(_Model):
+    at = pw.TextField()
+    retriever = pw.TextField()
+    mode = pw.TextField()
+    query_chars = pw.IntegerField()
+    dense_count = pw.IntegerField()
+    lexical_count = pw.IntegerField()
+    identifier_count = pw.IntegerField()
+    result_count = pw.IntegerField()
+    embed_ms = pw.FloatField()
+    dense_ms = pw.FloatField()
+    lexical_ms = pw.FloatField()
+    merge_ms = pw.FloatField()
+    total_ms = pw.FloatField()
+    top_similarity = pw.FloatField(null=True)
+    flags = pw.TextField(default="[]")
+
+    class Meta:
+        table_name = "search_metric"
+
+
+class MetaRow(_Model):
+    key = pw.TextField(primary_key=True)
+    value = pw.TextField()
+
+    class Meta:
+        table_name = "meta"
+
+
+ALL_MODELS: tuple[type[pw.Model], ...] = (
+    MemoryRow,
+    ChunkRow,
+    UsageEventRow,
+    SearchMetricRow,
+    MetaRow,
+)
+
+
+def describe_sqlite_error(error: Exception, path: Path) -> StoreUnavailable:
+    """Turn a sqlite/peewee operational error into a message that names the file."""
+    text = str(error).lower()
+    if "locked" in text or "busy" in text:
+        reason = "the database is locked by another process (close it or try again)"
+    elif "readonly" in text or "read-only" in text or "unable to open" in text:
+        reason = "the database cannot be written (is the folder read-only?)"
+    elif "malformed" in text or "not a database" in text:
+        reason = "the database file is corrupt (restore a backup or move it aside)"
+    else:
+        reason = str(error)
+    return StoreUnavailable(f"{path}: {reason}")
+
+
+def open_database(path: Path, busy_timeout_ms: int = 5000) -> pw.SqliteDatabase:
+    """Open (creating if needed) and migrate the database at `path`, bound to the models."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreUnavailable(f"{path.parent}: cannot create the data folder ({error})") from None
+    database = pw.SqliteDatabase(
+        str(path),
+        pragmas={
+            "journal_mode": "wal",
+            "foreign_keys": 1,
+            "synchronous": "normal",
+            "busy_timeout": busy_timeout_ms,
+        },
+        timeout=busy_timeout_ms / 1000,
+    )
+    try:
+        database.connect(reuse_if_open=True)
+        connection: sqlite3.Connection = database.connection()
+        migrate(connection)
+    except (pw.OperationalError, pw.DatabaseError, sqlite3.Error) as error:
+        if not database.is_closed():
+            database.close()
+        raise describe_sqlite_error(error, path) from error
+    database_proxy.initialize(database)
+    return database

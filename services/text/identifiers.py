@@ -1,0 +1,70 @@
+"""Code identifiers in text: what a query names, and whether a memory mentions it.
+
+A query names identifiers when it has backticked spans, camelCase or PascalCase words
+with an inner capital, snake_case or SCREAMING_CASE, dotted names (`os.path`,
+`refunds.py`), paths (`src/app/main.py`) or calls (`name(`).
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+
+_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")  # positions needed: see words.code_spans
+_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]+\.\w+|(?<![\w/.-])(?:[\w.-]+/){2,}[\w.-]+")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+_CAMEL = re.compile(r"\b[a-z][a-z0-9]*[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b")
+_SNAKE = re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
+_WORD_IN_SPAN = re.compile(r"[A-Za-z_][\w.:/-]*[\w]")
+
+
+def query_identifiers(query: str) -> list[str]:
+    """Identifiers named in `query`, in order of first appearance, without duplicates
+    and without the parts of a longer one (`pdf.py` is not repeated for `src/pdf.py`)."""
+    found: list[tuple[int, str]] = []
+    for match in _BACKTICKED.finditer(query):
+        span = match.group(1).strip()
+        words = _WORD_IN_SPAN.findall(span)
+        if len(words) == 1 and words[0] == span:
+            found.append((match.start(1), span))
+        else:
+            found.extend((match.start(1), word) for word in words if _looks_like_code(word))
+    for pattern in (_PATH, _DOTTED, _CAMEL, _SNAKE):
+        found.extend((m.start(), m.group()) for m in pattern.finditer(query))
+    found.extend((m.start(1), m.group(1)) for m in _CALL.finditer(query))
+    seen: set[str] = set()
+    result: list[str] = []
+    for _, identifier in sorted(found, key=lambda item: item[0]):
+        identifier = identifier.rstrip(".:")
+        if len(identifier) < 2 or identifier in seen:
+            continue
+        seen.add(identifier)
+        result.append(identifier)
+    # A path or dotted name counts once, not again through its parts.
+    return [i for i in result if not any(other != i and mentions(other, i) for other in result)]
+
+
+def _looks_like_code(word: str) -> bool:
+    return bool(
+        _CAMEL.fullmatch(word) or _SNAKE.fullmatch(word) or _DOTTED.fullmatch(word) or "/" in word
+    )
+
+
+def mentions(text: str, identifier: str) -> bool:
+    """True when `identifier` occurs in `text` as a whole token (not inside a longer name)."""
+    pattern = r"(?<![\w])" + re.escape(identifier) + r"(?![\w])"
+    return re.search(pattern, text) is not None
+
+
+def matches_file_ref(identifier: str, file_refs: list[str]) -> bool:
+    """True when a path-like identifier names one of `file_refs` (exactly, by suffix, or
+    by a glob the ref declares)."""
+    if "/" not in identifier and "." not in identifier:
+        return False
+    for ref in file_refs:
+        if ref == identifier or ref.endswith("/" + identifier):
+            return True
+        if any(ch in ref for ch in "*?[") and fnmatchcase(identifier, ref):
+            return True
+    return False

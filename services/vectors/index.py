@@ -1,0 +1,266 @@
+"""`VectorIndex`: memory vectors in Chroma, local (`PersistentClient`) or a server
+(`HttpClient`) for a store shared by a team.
+
+Engram computes vectors itself and passes them in; Chroma never embeds. Collections are
+shaped so the hot path needs no `where` filter: one collection per (embedding model,
+project). A memory's whole-text vector has the memory id; a long memory also has one
+vector per chunk (`<id>::c<index>`). Chroma is an index: everything in it can be
+rebuilt from SQLite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from services.errors import VectorStoreUnavailable
+from services.vectors.embeddings.base import Vectors
+
+log = logging.getLogger(__name__)
+CHUNK_SEPARATOR = "::c"
+_NO_PROJECT = "\x00none"
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    memory_id: str
+    chunk_index: int  # -1: the whole memory
+    similarity: float
+
+
+@dataclass(frozen=True)
+class VectorItem:
+    memory_id: str
+    chunk_index: int
+    vector: list[float]
+
+    @property
+    def vector_id(self) -> str:
+        if self.chunk_index < 0:
+            return self.memory_id
+        return f"{self.memory_id}{CHUNK_SEPARATOR}{self.chunk_index}"
+
+
+def memory_id_of(vector_id: str) -> tuple[str, int]:
+    head, sep, tail = vector_id.rpartition(CHUNK_SEPARATOR)
+    if sep and tail.isdigit():
+        return head, int(tail)
+    return vector_id, -1
+
+
+def _digest(text: str, length: int) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:length]
+
+
+def collection_name(model_id: str, project: str | None) -> str:
+    return f"engram-{_digest(model_id, 8)}-{_digest(project or _NO_PROJECT, 12)}"
+
+
+class VectorIndex:
+    """Upsert, query and delete memory vectors, per model and project."""
+
+    def __init__(self, path: Path | None = None, host: str | None = None, port: int = 8000):
+        self._path = path
+        self._host = host
+        self._port = port
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def location(self) -> str:
+        return f"http://{self._host}:{self._port}" if self._host else str(self._path)
+
+    def _connect(self) -> Any:
+        if self._client is not None:
+            return self._client
+        with self._lock:
+            if self._client is not None:
+                return self._client
+            try:
+                import chromadb
+                from chromadb.config import Settings
+
+                settings = Settings(anonymized_telemetry=False, allow_reset=True)
+                if self._host:
+                    client = chromadb.HttpClient(
+                        host=self._host, port=self._port, settings=settings
+                    )
+                    client.heartbeat()
+                else:
+                    assert self._path is not None
+                    self._path.mkdir(parents=True, exist_ok=True)
+                    client = chromadb.PersistentClient(path=str(self._path), settings=settings)
+            except Exception as error:  # chromadb raises many untyped errors
+                raise VectorStoreUnavailable(
+                    f"{self.location}: cannot open Chroma ({error})"
+                ) from None
+            self._client = client
+            return client
+
+    def _collection(self, model_id: str, project: str | None, create: bool) -> Any:
+        name = collection_name(model_id, project)
+        cached = self._collections.get(name)
+        if cached is not None:
+            return cached
+        client = self._connect()
+        try:
+            if create:
+                collection = client.get_or_create_collection(
+                    name=name,
+                    metadata={"hnsw:space": "cosine", "model": model_id, "project": project or ""},
+                    embedding_function=None,
+                )
+            else:
+                collection = client.get_collection(name=name, embedding_function=None)
+        except Exception as error:
+            if not create:
+                return None
+            raise VectorStoreUnavailable(f"{self.location}: {error}") from None
+        self._collections[name] = collection
+        return collection
+
+    def _model_collections(self, model_id: str) -> list[Any]:
+        client = self._connect()
+        prefix = f"engram-{_digest(model_id, 8)}-"
+        try:
+            names = [c if isinstance(c, str) else c.name for c in client.list_collections()]
+        except Exception as error:
+            raise VectorStoreUnavailable(f"{self.location}: {error}") from None
+        result = []
+        for name in names:
+            if name.startswith(prefix):
+                collection = self._collections.get(name)
+                if collection is None:
+                    collection = client.get_collection(name=name, embedding_function=None)
+                    self._collections[name] = collection
+                result.append(collection)
+        return result
+
+    def close(self) -> None:
+        """Release the Chroma client (its files, connections and threads); the index
+        reconnects on next use."""
+        with self._lock:
+            client, self._client = self._client, None
+            self._collections.clear()
+        if client is not None and hasattr(client, "close"):
+            try:
+                client.close()
+            except Exception as error:  # chromadb raises many untyped errors
+                log.warning("closing Chroma at %s failed: %s", self.location, error)
+
+    def forget_cache(self) -> None:
+        """Drop cached handles (after the folder changed behind our back)."""
+        self._collections.clear()
+        self._client = None
+
+    def upsert(self, model_id: str, project: str | None, items: Sequence[VectorItem]) -> None:
+        if not items:
+            return
+        collection = self._collection(model_id, project, create=True)
+        try:
+            for start in range(0, len(items), 2000):
+                batch = items[start : start + 2000]
+                collection.upsert(
+                    ids=[item.vector_id for item in batch],
+                    embeddings=[item.vector for item in batch],
+                    metadatas=[
+                        {"memory_id": item.memory_id, "chunk": item.chunk_index} for item in batch
+                    ],
+                )
+        except Exception as error:
+            raise VectorStoreUnavailable(
+                f"{self.location}: cannot write vectors ({error})"
+            ) from None
+
+    def query(
+        self, model_id: str, vector: Vectors, limit: int, projects: Iterable[str | None] | None
+    ) -> list[VectorHit]:
+        """Nearest vectors, best first. `projects=None` searches every project."""
+        if projects is None:
+            collections = self._model_collections(model_id)
+        else:
+            found = [self._collection(model_id, p, create=False) for p in projects]
+            collections = [c for c in found if c is not None]
+        hits: list[VectorHit] = []
+        query = [np.asarray(vector, dtype=np.float32).tolist()]
+        for collection in collections:
+            try:
+                result = collection.query(
+                    query_embeddings=query, n_results=limit, include=["distances"]
+                )
+            except Exception as error:
+                raise VectorStoreUnavailable(f"{self.location}: query failed ({error})") from None
+            for vector_id, distance in zip(result["ids"][0], result["distances"][0], strict=True):
+                memory_id, chunk = memory_id_of(vector_id)
+                hits.append(VectorHit(memory_id, chunk, 1.0 - float(distance)))
+        hits.sort(key=lambda hit: hit.similarity, reverse=True)
+        return hits
+
+    def vectors_for(
+        self, model_id: str, project: str | None, memory_ids: Sequence[str]
+    ) -> dict[str, Vectors]:
+        """Whole-memory vectors of the given ids that exist in the index."""
+        collection = self._collection(model_id, project, create=False)
+        if collection is None or not memory_ids:
+            return {}
+        result = collection.get(ids=list(memory_ids), include=["embeddings"])
+        return {
+            vid: np.asarray(vec, dtype=np.float32)
+            for vid, vec in zip(result["ids"], result["embeddings"], strict=True)
+        }
+
+    def delete_memories(
+        self,
+        model_id: str,
+        project: str | None,
+        memory_ids: Sequence[str],
+    ) -> None:
+        collection = self._collection(model_id, project, create=False)
+        if collection is None or not memory_ids:
+            return
+        try:
+            collection.delete(where={"memory_id": {"$in": list(memory_ids)}})
+        except Exception as error:
+            raise VectorStoreUnavailable(
+                f"{self.location}: cannot delete vectors ({error})"
+            ) from None
+
+    def memory_ids(self, model_id: str) -> dict[str, set[str]]:
+        """Whole-memory ids per collection name, for reconciling with SQLite."""
+        result: dict[str, set[str]] = {}
+        for collection in self._model_collections(model_id):
+            ids: set[str] = set()
+            offset = 0
+            while True:
+                page = collection.get(include=[], limit=5000, offset=offset)
+                if not page["ids"]:
+                    break
+                ids.update(memory_id_of(v)[0] for v in page["ids"])
+                offset += len(page["ids"])
+            result[collection.name] = ids
+        return result
+
+    def count(self, model_id: str) -> int:
+        return sum(int(c.count()) for c in self._model_collections(model_id))
+
+    def delete_ids_in(self, collection_name_: str, memory_ids: Sequence[str]) -> None:
+        collection = self._collections.get(collection_name_)
+        if collection is None:
+            collection = self._connect().get_collection(collection_name_, embedding_function=None)
+        for start in range(0, len(memory_ids), 1000):
+            batch = list(memory_ids[start : start + 1000])
+            collection.delete(where={"memory_id": {"$in": batch}})
+
+    def drop_model(self, model_id: str) -> None:
+        client = self._connect()
+        for collection in self._model_collections(model_id):
+            client.delete_collection(collection.name)
+            self._collections.pop(collection.name, None)
