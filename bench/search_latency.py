@@ -20,7 +20,7 @@ from corpus import corpus, embedded_data_dir, read_jsonl, table, update_doc
 
 from app.composition import open_engram
 from services.filters import MemoryFilter
-from services.retrieval import RetrieverKind
+from services.search.retrieval import RetrieverKind
 
 TARGETS = {10000: 30.0, 100000: 60.0}
 STAGES = ("embed_ms", "dense_ms", "lexical_ms", "merge_ms")

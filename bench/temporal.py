@@ -49,8 +49,8 @@ def phrase_kind(phrase: str) -> str:
 
 
 def resolution(data_dir, items: list[dict]) -> tuple[dict[str, bool], float]:
-    from services.store import MemoryStore
-    from services.time_index import backfill
+    from services.storage.memories import MemoryStore
+    from services.storage.time_index import backfill
 
     store = MemoryStore(data_dir / "engram.sqlite3")
     started = time.perf_counter()

@@ -9,7 +9,7 @@ llama_cpp (`vocab_only=True`; `len(llm.tokenize(text.encode(), add_bos=False))`)
 Texts, all from the 2k corpus:
 
 - memories as stored (title + content), prose ones and those with a fenced code block;
-- each memory rendered by `services.context.render_memory` at every level (full,
+- each memory rendered by `services.context.assembly.render_memory` at every level (full,
   summary, compressed, index), as they appear in a context;
 - assembled contexts: every event of activity.jsonl replayed (PredictiveEngine on a
   fresh import, no vectors), its prediction assembled at budgets 8,000 (the default),
@@ -32,13 +32,13 @@ from pathlib import Path
 import numpy as np
 from corpus import WORK, corpus, table, update_doc, without_vectors
 
-from services.activity import Signal
-from services.context import ContextAssembler, Level, render_memory
-from services.prediction import PredictiveEngine
-from services.replay import read_events, symbols_for
-from services.store import MemoryStore
+from services.activity.prediction import PredictiveEngine
+from services.activity.signals import Signal
+from services.context.assembly import ContextAssembler, Level, render_memory
+from services.context.replay import read_events, symbols_for
+from services.memories.transfer import read_import_file
+from services.storage.memories import MemoryStore
 from services.tokens import count_tokens
-from services.transfer import read_import_file
 
 BUDGETS = (8000, 2000, 1000)
 
