@@ -25,7 +25,7 @@ from tests.fakes import HashEmbedder
 from tests.services.builders import make_memory
 from tests.services.conftest import close_engram
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 _CAPS_GRANTING_WRITE = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
 _PR_CAPBSET_DROP = 24
 
