@@ -1,2 +1,2 @@
-"""Engram's application layer: entry points (CLI, later the tray), the settings schema,
-the composition root that builds the services, and background work."""
+"""Engram's application layer: entry points (the CLI; the tray in `ui/` runs on it), the
+settings schema, the composition root that builds the services, and background work."""

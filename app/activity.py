@@ -1,7 +1,8 @@
-"""Activity for the app: builds the prediction engine and the context assembler from
-the settings, turns paths into signals (project, project-relative path, parsed symbols)
-and keeps the last activity in the database, so `engram context` run from a terminal
-sees what `engram watch` (or the tray) saw.
+"""Activity for the app: turns paths into signals (project, project-relative path, parsed
+symbols) and keeps the last activity in the database, so `engram context` run from a
+terminal sees what `engram watch` (or the tray) saw. The prediction engine and the
+context assembler come from the composition root (`Engram.predictive_engine`,
+`Engram.assembler`).
 """
 
 from __future__ import annotations
@@ -11,76 +12,35 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.composition import Engram
 from services.activity.git_state import read_head
 from services.activity.prediction import PredictiveEngine
 from services.activity.signals import ActivityKind, Signal, SignalKind
 from services.activity.watch_rules import UnreadableFile, parse_patterns, read_source
-from services.context.assembly import ContextAssembler, TierSplit
+from services.knowledge.profile import ProfileStore
 from services.text.source_symbols import SourceSymbols, language_of, parse_source
+from services.types import parse_enum
+
+if TYPE_CHECKING:
+    from app.composition import Engram
 
 STATE_KEY = "activity.last"
 
 
-def build_assembler(engram: Engram) -> ContextAssembler:
-    """The assembler of the settings; the tier shares are normalised to sum to 1, so
-    changing one share with `engram config set` takes from the others."""
-    settings = engram.settings
-    keys = ("critical", "relevant", "background", "index")
-    shares = [float(settings.get(f"context.share_{key}")) for key in keys]
-    total = sum(shares)
-    if total <= 0:
-        from services.errors import UserInputError
-
-        raise UserInputError("the context.share_* settings are all 0; give a tier a share")
-    split = TierSplit(*(share / total for share in shares))
-    return ContextAssembler(
-        settings.get("context.budget"),
-        split,
-        alerts=contradiction_alerts(engram),
-        dates=resolved_dates(engram),
-    )
-
-
-def resolved_dates(engram: Engram) -> Any:
-    """The stored resolutions of relative dates, for the assembled context."""
-    from services.storage.time_index import load_times
-
-    def dates(memory_ids: Any) -> Any:
-        return load_times(engram.store.database.connection(), memory_ids)
-
-    return dates
-
-
-def contradiction_alerts(engram: Engram) -> Any:
-    """Tier-1 warnings: unresolved contradictions of the predicted memories (or else of
-    the project)."""
-    from services.knowledge.contradictions import alerts
-
-    def warn(prediction: Any) -> list[str]:
-        ids = [c.memory.id for c in (*prediction.critical, *prediction.relevant)]
-        return alerts(engram.service.store, prediction.project, ids)
-
-    return warn
-
-
 def secret_patterns(engram: Engram) -> tuple[str, ...]:
-    return parse_patterns(engram.settings.get("watch.secret_patterns"))
+    return parse_patterns(engram.settings.get_str("watch.secret_patterns"))
 
 
 def watched_paths(engram: Engram) -> list[Path]:
-    raw = engram.settings.get("watch.paths")
+    raw = engram.settings.get_str("watch.paths")
     return [Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip()]
 
 
 def read_profile(engram: Engram) -> tuple[str | None, bool]:
     """The profile text and whether the user consented to its use (without consent
     the profile is not even read)."""
-    from services.knowledge.profile import ProfileStore
-
-    consent = bool(engram.settings.get("profile.consent"))
+    consent = engram.settings.get_bool("profile.consent")
     if not consent:
         return None, False
     return ProfileStore(engram.service).text(), True
@@ -192,15 +152,13 @@ def branch_of(root: Path) -> str | None:
 def parse_activity(value: str | None) -> ActivityKind | None:
     if value is None:
         return None
-    from services.types import parse_enum
-
     return parse_enum(ActivityKind, value, "activity")
 
 
 def credit_citations(engram: Engram, memory_ids: list[str]) -> int:
     """Credit cited or used memories to the signals of the last saved activity, so they
     weigh more for those signals next time. Returns the number of signals credited."""
-    engine = PredictiveEngine(engram.store)
+    engine = engram.predictive_engine()
     if not restore_state(engram, engine, None):
         return 0
     keys = engine.prediction().signal_keys

@@ -1,6 +1,13 @@
-"""The composition root: builds every service from the settings and the data folder.
+"""The composition root: the one place that builds services from the settings and the
+data folder. `open_engram` builds the store, vectors, embedders, retriever, lifecycle and
+memory service; the `Engram` it returns builds, when asked, what an entry point needs
+next: the language-model chain (`llm_runner`, from `app.llm`), the context assembler
+(`assembler`), the prediction engine and the watch session. (The consolidation context
+is still built in `app.rem.rem_context`.)
 
-Nothing heavy happens here: models and Chroma load on first use. Every entry point (CLI,
+Nothing heavy happens here: models and Chroma load on first use, and each builder imports
+its services when first called, so a command that only reads and writes memories does not
+load the prediction, context, language-model or watcher code. Every entry point (CLI,
 tray) calls `open_engram` and `Engram.close`.
 """
 
@@ -9,11 +16,15 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from app.secrets import get_api_key
 from app.settings import SETTINGS_FILE, Settings
+from services.errors import UserInputError
 from services.memories.lifecycle import Lifecycle, LifecyclePolicy
 from services.memories.service import MemoryService
 from services.memory import Memory
@@ -30,12 +41,22 @@ from services.vectors.indexing import (
     ReconcileReport,
 )
 
+if TYPE_CHECKING:
+    from app.watch_session import WatchSession
+    from services.activity.prediction import Prediction, PredictiveEngine
+    from services.context.assembly import ContextAssembler, TierSplit
+    from services.llm.runner import LLMRunner
+    from services.text.dates import TimeRef
+
 log = logging.getLogger(__name__)
 DATABASE_FILE = "engram.sqlite3"
 CHROMA_FOLDER = "chroma"
 SWITCH_INTERVAL_S = 0.0005
 NO_CHUNKS = 10**9  # chunking off: every memory is one chunk
+TIER_KEYS = ("critical", "relevant", "background", "index")
 
+
+# --- embedders and vectors ----------------------------------------------------------------
 
 EMBEDDER_KEYS = (
     "embedder.provider",
@@ -47,7 +68,7 @@ EMBEDDER_KEYS = (
 
 def embedder_config(settings: Settings) -> dict[str, str]:
     """The settings that identify the configured embedder (stored with its vectors)."""
-    return {key: str(settings.get(key)) for key in EMBEDDER_KEYS}
+    return {key: settings.get_str(key) for key in EMBEDDER_KEYS}
 
 
 def build_embedder(config: dict[str, str]) -> Embedder:
@@ -70,9 +91,50 @@ def build_embedder(config: dict[str, str]) -> Embedder:
 
 
 def build_vectors(settings: Settings, data_dir: Path) -> VectorIndex:
-    if settings.get("vectors.backend") == "server":
-        return VectorIndex(host=settings.get("vectors.host"), port=settings.get("vectors.port"))
+    if settings.get_str("vectors.backend") == "server":
+        return VectorIndex(
+            host=settings.get_str("vectors.host"), port=settings.get_int("vectors.port")
+        )
     return VectorIndex(path=data_dir / CHROMA_FOLDER)
+
+
+# --- policies from the settings ---------------------------------------------------------------
+
+
+def retrieval_weights(settings: Settings) -> Weights:
+    return Weights(
+        settings.get_float("retrieval.weight_dense"),
+        settings.get_float("retrieval.weight_lexical"),
+        settings.get_float("retrieval.weight_identifier"),
+        settings.get_float("retrieval.weight_intent"),
+    )
+
+
+def lifecycle_policy(settings: Settings) -> LifecyclePolicy:
+    return LifecyclePolicy(
+        use_boost=settings.get_float("lifecycle.use_boost"),
+        confidence_max=settings.get_float("lifecycle.confidence_max"),
+        decay_step=settings.get_float("lifecycle.decay_step"),
+        decay_floor=settings.get_float("lifecycle.decay_floor"),
+        decay_interval_days=settings.get_int("lifecycle.decay_interval_days"),
+        archive_below=settings.get_float("lifecycle.archive_below"),
+        archive_min_age_days=settings.get_int("lifecycle.archive_min_age_days"),
+    )
+
+
+def tier_split(settings: Settings) -> TierSplit:
+    """The `context.share_*` settings normalised to sum to 1, so changing one share with
+    `engram config set` takes from the others."""
+    from services.context.assembly import TierSplit
+
+    shares = [settings.get_float(f"context.share_{key}") for key in TIER_KEYS]
+    total = sum(shares)
+    if total <= 0:
+        raise UserInputError("the context.share_* settings are all 0; give a tier a share")
+    return TierSplit(*(share / total for share in shares))
+
+
+# --- the Engram -------------------------------------------------------------------------------
 
 
 @dataclass
@@ -102,6 +164,76 @@ class Engram:
         """Reconcile the indexes with the records (cheap unless they disagree)."""
         return self.indexer.reconcile()
 
+    def llm_runner(
+        self, *, auto_unload: bool = True, cancel: threading.Event | None = None
+    ) -> LLMRunner:
+        """A new runner over the configured provider chain (close it when done)."""
+        from app.llm import build_llm_runner
+
+        return build_llm_runner(self.settings, auto_unload=auto_unload, cancel=cancel)
+
+    def assembler(self) -> ContextAssembler:
+        """The assembler of the current settings (budget, tier shares), with tier-1
+        warnings of unresolved contradictions and the resolved dates of relative phrases
+        from the store."""
+        from services.context.assembly import ContextAssembler
+
+        split = tier_split(self.settings)
+        return ContextAssembler(
+            self.settings.get_int("context.budget"),
+            split,
+            alerts=self.contradiction_alerts,
+            dates=self.memory_dates,
+        )
+
+    def memory_dates(self, memory_ids: Sequence[str]) -> dict[str, list[TimeRef]]:
+        """The stored resolutions of the relative dates of these memories."""
+        from services.storage.time_index import load_times
+
+        return load_times(self.store.database.connection(), memory_ids)
+
+    def contradiction_alerts(self, prediction: Prediction) -> list[str]:
+        """Tier-1 warnings: unresolved contradictions of the predicted memories (or else
+        of the project)."""
+        # The cue module's regexes load when a context is first assembled.
+        from services.knowledge.contradictions import alerts
+
+        ids = [c.memory.id for c in (*prediction.critical, *prediction.relevant)]
+        return alerts(self.store, prediction.project, ids)
+
+    def predictive_engine(self) -> PredictiveEngine:
+        from services.activity.prediction import PredictiveEngine
+
+        return PredictiveEngine(self.store)
+
+    def watch_session(
+        self,
+        roots: list[Path],
+        report: Callable[[dict[str, Any]], None],
+        notice: Callable[[str], None] | None = None,
+        observer_factory: Callable[[], Any] | None = None,
+        polling_factory: Callable[[], Any] | None = None,
+    ) -> WatchSession:
+        """Watchers on `roots` feeding a new prediction engine (call `start`). Secret
+        files are never read and this data folder is never activity."""
+        from app.activity import secret_patterns
+        from app.watch_session import WatchSession
+        from services.activity.watch_rules import PathRules
+
+        patterns = secret_patterns(self)
+        return WatchSession(
+            self,
+            self.predictive_engine(),
+            roots,
+            report,
+            PathRules(secret_patterns=patterns, excluded_roots=(self.data_dir.resolve(),)),
+            debounce_ms=self.settings.get_int("watch.debounce_ms"),
+            storm_files=self.settings.get_int("watch.storm_files"),
+            notice=notice,
+            observer_factory=observer_factory,
+            polling_factory=polling_factory,
+        )
+
     def close(self) -> None:
         self.metrics.flush()
         self.retriever.close()
@@ -117,6 +249,9 @@ def queue_contradiction_candidates(store: MemoryStore, memory: Memory) -> None:
     queue_on_write(store, memory)
 
 
+# --- open_engram ------------------------------------------------------------------------------
+
+
 def open_engram(
     data_dir: Path,
     embedder: Embedder | None = None,
@@ -130,55 +265,23 @@ def open_engram(
     # for the GIL after each native call. 0.5 ms cut the 10k p95 by ~2 ms (bench notes).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     settings = settings or Settings(data_dir / SETTINGS_FILE)
-    store = MemoryStore(
-        data_dir / DATABASE_FILE,
-        busy_timeout_ms=settings.get("store.busy_timeout_ms"),
-        max_chunk_tokens=(
-            settings.get("chunking.max_tokens") if settings.get("chunking.enabled") else NO_CHUNKS
-        ),
-    )
+    store = _open_store(settings, data_dir)
     vectors = build_vectors(settings, data_dir)
     config = embedder_config(settings)
     target_config = json.dumps(config, sort_keys=True)
     target = embedder or build_embedder(config)
-    embedder = target
-    active = store.meta_get(ACTIVE_MODEL_KEY)
-    if active is None:
-        store.meta_set(ACTIVE_MODEL_KEY, target.model_id)
-        store.meta_set(ACTIVE_CONFIG_KEY, target_config)
-    elif active != target.model_id:
-        stored = store.meta_get(ACTIVE_CONFIG_KEY)
-        if serving is None and stored:
-            serving = build_embedder(json.loads(stored))
-        if serving is not None and serving.model_id == active:
-            embedder = serving
-        else:
-            log.warning(
-                "the vectors were made by %s, which cannot be rebuilt from the "
-                "settings; they will be replaced",
-                active,
-            )
-    indexer = Indexer(store, vectors, embedder)
-    metrics = SearchMetricsLog(settings.get("metrics.retention_days"))
-    weights = Weights(
-        settings.get("retrieval.weight_dense"),
-        settings.get("retrieval.weight_lexical"),
-        settings.get("retrieval.weight_identifier"),
-        settings.get("retrieval.weight_intent"),
-    )
+    active = _serving_embedder(store, target, target_config, serving)
+    indexer = Indexer(store, vectors, active)
+    metrics = SearchMetricsLog(settings.get_int("metrics.retention_days"))
     retriever = HybridRetriever(
-        store, vectors, embedder, weights, settings.get("retrieval.candidates"), metrics
+        store,
+        vectors,
+        active,
+        retrieval_weights(settings),
+        settings.get_int("retrieval.candidates"),
+        metrics,
     )
-    policy = LifecyclePolicy(
-        use_boost=settings.get("lifecycle.use_boost"),
-        confidence_max=settings.get("lifecycle.confidence_max"),
-        decay_step=settings.get("lifecycle.decay_step"),
-        decay_floor=settings.get("lifecycle.decay_floor"),
-        decay_interval_days=settings.get("lifecycle.decay_interval_days"),
-        archive_below=settings.get("lifecycle.archive_below"),
-        archive_min_age_days=settings.get("lifecycle.archive_min_age_days"),
-    )
-    lifecycle = Lifecycle(store, policy)
+    lifecycle = Lifecycle(store, lifecycle_policy(settings))
     service = MemoryService(
         store, indexer, retriever, lifecycle, write_hooks=[queue_contradiction_candidates]
     )
@@ -187,7 +290,7 @@ def open_engram(
         settings,
         store,
         vectors,
-        embedder,
+        active,
         target,
         target_config,
         indexer,
@@ -196,3 +299,39 @@ def open_engram(
         metrics,
         service,
     )
+
+
+def _open_store(settings: Settings, data_dir: Path) -> MemoryStore:
+    busy_timeout_ms = settings.get_int("store.busy_timeout_ms")
+    chunking = settings.get_bool("chunking.enabled")
+    return MemoryStore(
+        data_dir / DATABASE_FILE,
+        busy_timeout_ms=busy_timeout_ms,
+        max_chunk_tokens=settings.get_int("chunking.max_tokens") if chunking else NO_CHUNKS,
+    )
+
+
+def _serving_embedder(
+    store: MemoryStore, target: Embedder, target_config: str, serving: Embedder | None
+) -> Embedder:
+    """The model whose vectors serve searches: the configured one (`target`), unless the
+    stored vectors were made by another model that the stored configuration can still
+    build — then that one, until the change of model completes (`Engram.model_change`)."""
+    active = store.meta_get(ACTIVE_MODEL_KEY)
+    if active is None:
+        store.meta_set(ACTIVE_MODEL_KEY, target.model_id)
+        store.meta_set(ACTIVE_CONFIG_KEY, target_config)
+        return target
+    if active == target.model_id:
+        return target
+    stored = store.meta_get(ACTIVE_CONFIG_KEY)
+    if serving is None and stored:
+        serving = build_embedder(json.loads(stored))
+    if serving is not None and serving.model_id == active:
+        return serving
+    log.warning(
+        "the vectors were made by %s, which cannot be rebuilt from the settings; "
+        "they will be replaced",
+        active,
+    )
+    return target

@@ -13,13 +13,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.activity import build_assembler, read_profile, resolved_dates, restore_state
+from app.activity import read_profile, restore_state
 from app.composition import Engram, open_engram
 from services.activity.prediction import Prediction, PredictiveEngine, with_search_results
+from services.activity.signals import Signal, SignalKind
 from services.context.assembly import AssembledContext, Level, render_memory
 from services.filters import MemoryFilter
+from services.knowledge.profile import ProfileStore
 from services.memory import Memory
-from services.search.retrieval import SearchResult
+from services.search.retrieval import RetrieverKind, SearchResult
 from services.types import UsageEvent
 
 SEARCH_LIMIT = 12
@@ -50,7 +52,7 @@ class Desktop:
     @property
     def engine(self) -> PredictiveEngine:
         if self._engine is None:
-            self._engine = PredictiveEngine(self.engram.store)
+            self._engine = self.engram.predictive_engine()
             restore_state(self.engram, self._engine, None)
         return self._engine
 
@@ -65,10 +67,8 @@ class Desktop:
 
     def search(self, query: str, project: str | None = None) -> SearchAnswer:
         engram = self.engram
-        from services.search.retrieval import RetrieverKind
-
         flt = MemoryFilter(project=project)
-        kind = RetrieverKind(engram.settings.get("retrieval.retriever"))
+        kind = RetrieverKind(engram.settings.get_str("retrieval.retriever"))
         response = engram.service.search(query, flt, SEARCH_LIMIT, kind)
         return SearchAnswer(
             query, dated(engram, response.results), response.metrics.total_ms, list(response.flags)
@@ -77,8 +77,6 @@ class Desktop:
     def error_seen(self, key_line: str) -> int:
         """An error seen outside the CLI (copied to the clipboard): feed it to the
         prediction; returns how many fixes or pitfalls it made critical."""
-        from services.activity.signals import Signal, SignalKind
-
         engine = self.engine
         signal = Signal(SignalKind.ERROR_SEEN, self.now(), engine.current_project, error=key_line)
         return len(engine.observe(signal).critical)
@@ -96,7 +94,7 @@ class Desktop:
             found = [(r.memory, r.score) for r in results]
             prediction = with_search_results(prediction, found, query)
         profile, consent = read_profile(engram)
-        return build_assembler(engram).assemble(prediction, None, profile, consent)
+        return engram.assembler().assemble(prediction, None, profile, consent)
 
     def memory_text(self, memory: Memory) -> str:
         return render_memory(memory, Level.FULL)
@@ -133,26 +131,20 @@ class Desktop:
     # --- consent and profile ----------------------------------------------------------------
 
     def profile_state(self) -> tuple[bool, dict[str, str]]:
-        from services.knowledge.profile import ProfileStore
-
         engram = self.engram
-        consent = bool(engram.settings.get("profile.consent"))
+        consent = engram.settings.get_bool("profile.consent")
         return consent, ProfileStore(engram.service).load() if consent else {}
 
     def set_profile_consent(self, consent: bool) -> None:
         """Turning consent off deletes the profile and its vectors first."""
-        from services.knowledge.profile import ProfileStore
-
         engram = self.engram
         if not consent:
             ProfileStore(engram.service).revoke()
         engram.settings.set("profile.consent", consent)
 
     def save_profile(self, fields: dict[str, str]) -> str:
-        from services.knowledge.profile import ProfileStore
-
         engram = self.engram
-        consent = bool(engram.settings.get("profile.consent"))
+        consent = engram.settings.get_bool("profile.consent")
         return ProfileStore(engram.service).save(fields, consent)
 
     # --- consolidation findings ---------------------------------------------------------
@@ -216,5 +208,5 @@ def dated(engram: Engram, results: list[SearchResult]) -> list[SearchResult]:
     (2026-06-09)"), for reading; the stored memories are not changed."""
     from services.text.dates import with_memory_dates
 
-    times = resolved_dates(engram)([r.memory.id for r in results]) if results else {}
+    times = engram.memory_dates([r.memory.id for r in results]) if results else {}
     return with_memory_dates(results, times)

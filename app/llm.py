@@ -1,17 +1,18 @@
-"""Builds the language-model chain from the settings: `llm.provider` first, then the
-providers of `llm.fallback` in order, behind one `LLMRunner`. Nothing loads here; a
-provider that is not set up (no GGUF path, no URL) fails on first use with a message
-naming the setting, and the runner falls back to the next one.
+"""The language-model chain of the settings: `llm.provider` first, then the providers of
+`llm.fallback` in order, behind one `LLMRunner`. Nothing loads here; a provider that is
+not set up (no GGUF path, no URL) fails on first use with a message naming the setting,
+and the runner falls back to the next one. Entry points get a runner from the
+composition root (`Engram.llm_runner`), which imports this module when first asked.
 """
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 from app.secrets import get_api_key
 from app.settings import Settings
 from services.llm.base import DEFAULT_MAX_TOKENS, LLM, LLMUnavailable
+from services.llm.llama_local import LlamaLocalLLM
 from services.llm.runner import LLMRunner
 from services.llm.schema import JSON
 
@@ -45,24 +46,22 @@ class NotConfiguredLLM:
 
 def provider_chain(settings: Settings) -> list[str]:
     """`llm.provider`, then `llm.fallback`, each once."""
-    first = str(settings.get("llm.provider"))
-    rest = [p.strip() for p in str(settings.get("llm.fallback")).split(",") if p.strip()]
+    first = settings.get_str("llm.provider")
+    rest = [p.strip() for p in settings.get_str("llm.fallback").split(",") if p.strip()]
     return list(dict.fromkeys([first, *rest]))
 
 
 def build_provider(name: str, settings: Settings, cancel: threading.Event | None = None) -> LLM:
     if name == "gguf":
-        raw = str(settings.get("llm.gguf_path"))
-        if not raw:
+        path = settings.get_path("llm.gguf_path")
+        if path is None:
             return NotConfiguredLLM(
                 "gguf", "no GGUF model file is set (`engram config set llm.gguf_path PATH`)"
             )
-        from services.llm.llama_local import LlamaLocalLLM
-
-        return LlamaLocalLLM(Path(raw).expanduser(), cancel=cancel)
+        return LlamaLocalLLM(path, cancel=cancel)
     if name == "openai":
-        url = str(settings.get("llm.openai_url"))
-        model = str(settings.get("llm.openai_model"))
+        url = settings.get_str("llm.openai_url")
+        model = settings.get_str("llm.openai_model")
         if not url or not model:
             return NotConfiguredLLM(
                 "openai",
@@ -72,8 +71,6 @@ def build_provider(name: str, settings: Settings, cancel: threading.Event | None
         from services.llm.openai_http import OpenAIChatLLM
 
         return OpenAIChatLLM(url, model, api_key=get_api_key(OPENAI_KEY_NAME))
-    from services.llm.llama_local import LlamaLocalLLM
-
     return LlamaLocalLLM(None, cancel=cancel)
 
 
@@ -86,8 +83,8 @@ def build_llm_runner(
     providers = [build_provider(name, settings, cancel) for name in provider_chain(settings)]
     return LLMRunner(
         providers,
-        timeout_s=float(settings.get("llm.timeout_s")),
-        idle_unload_s=float(settings.get("llm.idle_unload_s")),
+        timeout_s=settings.get_float("llm.timeout_s"),
+        idle_unload_s=settings.get_float("llm.idle_unload_s"),
         cancel=cancel,
         auto_unload=auto_unload,
     )

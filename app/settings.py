@@ -1,8 +1,11 @@
 """The one declarative settings schema, read by the CLI (`engram config`), environment
-overrides (`ENGRAM_<KEY>` with dots as underscores) and, later, the settings panel.
+overrides (`ENGRAM_<KEY>` with dots as underscores) and the settings panel.
 
 Values live in `settings.json` in the data folder; only values that differ from the
-defaults are written. Secrets (API keys) are never settings: they live in keyring.
+defaults are written, and the defaults live only here. Code reads a value through the
+typed accessors (`Settings.get_int`, `get_float`, `get_str`, `get_bool`, `get_path`),
+which check the key's type in the schema. Secrets (API keys) are never settings: they
+live in keyring.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from services.activity.watch_rules import DEFAULT_SECRET_PATTERNS
 from services.errors import UserInputError
 
 SETTINGS_FILE = "settings.json"
+T = TypeVar("T", bool, int, float, str)
 LLM_PROVIDERS = ("embedded", "gguf", "openai")
 
 
@@ -464,6 +468,38 @@ class Settings:
                     f"{error} (set by the environment variable {spec.env_var})"
                 ) from None
         return self._stored.get(key, spec.default)
+
+    def get_str(self, key: str) -> str:
+        return self._typed(key, str)
+
+    def get_int(self, key: str) -> int:
+        return self._typed(key, int)
+
+    def get_float(self, key: str) -> float:
+        """A float setting, or an int one as a float (seconds, minutes)."""
+        if setting(key).type is int:
+            return float(self._typed(key, int))
+        return self._typed(key, float)
+
+    def get_bool(self, key: str) -> bool:
+        return self._typed(key, bool)
+
+    def get_path(self, key: str) -> Path | None:
+        """A file path setting, with `~` expanded; None when it is empty (not set)."""
+        raw = self._typed(key, str)
+        return Path(raw).expanduser() if raw else None
+
+    def _typed(self, key: str, kind: type[T]) -> T:
+        """The value of `key`, which the schema must declare of type `kind` (asking for
+        another type is a programming error, not a user's)."""
+        declared = setting(key).type
+        if declared is not kind:
+            name = declared.__name__
+            raise TypeError(f"{key} is a {name} setting (read it with get_{name})")
+        value = self.get(key)
+        if not isinstance(value, kind):  # the schema's default is of another type
+            raise TypeError(f"{key}: {value!r} is not a {kind.__name__}")
+        return value
 
     def set(self, key: str, raw: Any) -> Any:
         spec = setting(key)

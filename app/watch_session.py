@@ -1,6 +1,6 @@
 """A watch session: the project watchers, the prediction engine and the saved activity
-state, wired together. `engram watch` runs one headless; the tray runs one beside its
-window."""
+state, working together. `engram watch` runs one headless; the tray runs one beside its
+window. The composition root builds it from the settings (`Engram.watch_session`)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,17 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.activity import file_signal, locate, save_state, secret_patterns
-from app.composition import Engram
+from app.activity import file_signal, locate, save_state
 from app.watchers import ProjectWatcher
 from services.activity.prediction import Prediction, PredictiveEngine
 from services.activity.signals import Signal, SignalKind
 from services.activity.watch_batch import Burst, RawKind
 from services.activity.watch_rules import PathRules
+
+if TYPE_CHECKING:
+    from app.composition import Engram
 
 log = logging.getLogger(__name__)
 
@@ -26,27 +28,29 @@ class WatchSession:
     def __init__(
         self,
         engram: Engram,
+        engine: PredictiveEngine,
         roots: list[Path],
         report: Callable[[dict[str, Any]], None],
+        rules: PathRules,
+        *,
+        debounce_ms: int,
+        storm_files: int,
         notice: Callable[[str], None] | None = None,
         observer_factory: Callable[[], Any] | None = None,
         polling_factory: Callable[[], Any] | None = None,
     ) -> None:
         self.engram = engram
-        self.engine = PredictiveEngine(engram.store)
+        self.engine = engine
         self.report = report
-        self.patterns = secret_patterns(engram)
+        self.patterns = rules.secret_patterns
         self.stopped = threading.Event()
         self.lock = threading.Lock()
-        rules = PathRules(
-            secret_patterns=self.patterns, excluded_roots=(engram.data_dir.resolve(),)
-        )
         self.watcher = ProjectWatcher(
             roots,
             rules,
             self._on_burst,
-            engram.settings.get("watch.debounce_ms"),
-            engram.settings.get("watch.storm_files"),
+            debounce_ms,
+            storm_files,
             observer_factory=observer_factory,
             polling_factory=polling_factory,
             on_notice=notice,

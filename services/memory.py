@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -112,6 +113,12 @@ _TIME_FIELDS = ("created_at", "valid_from", "valid_to", "last_accessed")
 _COUNT_FIELDS = ("retrieval_count", "citation_count", "ignore_count", "use_count")
 
 
+Complain = Callable[[str], None]
+"""Records one problem of the record being read."""
+FieldReader = Callable[[dict[str, Any], dict[str, Any], Complain], None]
+"""Reads some fields of a raw record into the values of its `Memory`, or complains."""
+
+
 def memory_from_dict(
     data: Any, where: str, default_project: str | None = None
 ) -> tuple[Memory | None, list[Problem]]:
@@ -124,14 +131,27 @@ def memory_from_dict(
     if not isinstance(data, dict):
         problem(f"expected a JSON object, got {type(data).__name__}")
         return None, problems
-
     values: dict[str, Any] = {}
+    for read in _FIELD_READERS:
+        read(data, values, problem)
+    if problems:
+        return None, problems
+    values.setdefault("project", default_project)
+    values.setdefault("id", new_memory_id(values.get("project")))
+    values.setdefault("title", title_from_content(values["content"]))
+    values.setdefault("created_at", now_iso())
+    return Memory(**values), []
+
+
+def _read_content(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
     content = data.get("content")
     if not isinstance(content, str) or not content.strip():
         problem("'content' is missing or empty")
     else:
         values["content"] = content
 
+
+def _read_enums(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
     raw_type = data.get("type", "fact")
     try:
         values["type"] = MemoryType(str(raw_type).strip().lower())
@@ -139,7 +159,6 @@ def memory_from_dict(
         problem(
             f"unknown type {raw_type!r} (choose from: {', '.join(t.value for t in MemoryType)})"
         )
-
     for name, enum, default in (
         ("source", Source, Source.EXPLICIT),
         ("scope", Scope, Scope.PROJECT_SHARED),
@@ -154,6 +173,8 @@ def memory_from_dict(
         except ValueError:
             problem(f"unknown {name} {raw!r}")
 
+
+def _read_id_and_title(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
     raw_id = data.get("id")
     if raw_id is not None:
         if not isinstance(raw_id, str) or not raw_id or len(raw_id) > MAX_ID_CHARS:
@@ -162,13 +183,16 @@ def memory_from_dict(
             problem(f"'id' {raw_id!r} contains whitespace or control characters")
         else:
             values["id"] = raw_id
-
     title = data.get("title")
     if title is not None and not isinstance(title, str):
         problem("'title' must be a string")
     elif isinstance(title, str) and title.strip():
         values["title"] = title.strip()
 
+
+def _read_text_fields(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
+    """The optional strings; a `provenance` object fills the ones it names that are
+    not given at the top level."""
     for name in _TEXT_FIELDS:
         raw = data.get(name)
         if raw is None:
@@ -177,13 +201,14 @@ def memory_from_dict(
             problem(f"'{name}' must be a string")
         elif raw.strip():
             values[name] = raw.strip()
-
     provenance = data.get("provenance")
     if isinstance(provenance, dict):
         for key in ("session_id", "task_id", "role"):
             if isinstance(provenance.get(key), str):
                 values.setdefault(key, provenance[key])
 
+
+def _read_lists(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
     for name in ("tags", "file_refs"):
         raw = data.get(name, [])
         if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
@@ -191,6 +216,8 @@ def memory_from_dict(
         else:
             values[name] = [item.strip() for item in raw if item.strip()]
 
+
+def _read_confidence(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
     confidence = data.get("confidence", 0.5)
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
         problem("'confidence' must be a number")
@@ -199,6 +226,8 @@ def memory_from_dict(
     else:
         values["confidence"] = float(confidence)
 
+
+def _read_times(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
     for name in _TIME_FIELDS:
         raw = data.get(name)
         if raw is None:
@@ -211,6 +240,8 @@ def memory_from_dict(
         except ValueError:
             problem(f"'{name}' is not an ISO-8601 time: {raw!r}")
 
+
+def _read_counts(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
     for name in _COUNT_FIELDS:
         raw = data.get(name, 0)
         if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_COUNT:
@@ -218,10 +249,15 @@ def memory_from_dict(
         else:
             values[name] = raw
 
-    if problems:
-        return None, problems
-    values.setdefault("project", default_project)
-    values.setdefault("id", new_memory_id(values.get("project")))
-    values.setdefault("title", title_from_content(values["content"]))
-    values.setdefault("created_at", now_iso())
-    return Memory(**values), []
+
+# The order in which a record's problems are reported.
+_FIELD_READERS: tuple[FieldReader, ...] = (
+    _read_content,
+    _read_enums,
+    _read_id_and_title,
+    _read_text_fields,
+    _read_lists,
+    _read_confidence,
+    _read_times,
+    _read_counts,
+)

@@ -1,5 +1,7 @@
-"""Shared fixtures: every test gets its own data folder; the fast fake embedder by
-default (tests of the real model are marked `slow` and load it for real)."""
+"""Shared fixtures: every test gets its own data folder and can have an `Engram` over it
+with the fast fake embedder (tests of the real model are marked `slow` and load it for
+real); the Engram's close releases its Chroma client, so a test can reopen the same
+folder as a new process would."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from app.composition import Engram, open_engram
 from tests.fakes import HashEmbedder
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,9 +43,7 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def engram(data_dir: Path) -> Iterator[object]:
-    from app.composition import open_engram
-
+def engram(data_dir: Path) -> Iterator[Engram]:
     instance = open_engram(data_dir, embedder=HashEmbedder())
     yield instance
     instance.close()

@@ -15,13 +15,16 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QSystemTrayIcon
 
+from app.activity import watched_paths
 from app.crash import MessageThrottle, install_crash_handler
 from app.desktop import Desktop
 from app.errors import to_message
 from app.single_instance import InstanceServer, ask_running_instance
 from app.tasks import TaskRunner
+from services.errors import EnvironmentProblem
+from services.text.stacktrace import error_in_text
 from ui.icons import IconState
 from ui.popup import QuickSearchPopup
 from ui.tray import ActionsWindow, Tray, TrayActions
@@ -114,15 +117,12 @@ class DesktopApp(QObject):
 
     def start_watching(self) -> None:
         def start() -> Any:
-            from app.activity import watched_paths
-            from app.watch_session import WatchSession
-
             engram = self.desktop.engram
             roots = watched_paths(engram)
             if not roots:
                 return None
-            session = WatchSession(
-                engram, roots, self.bridge.report.emit, notice=self.bridge.notice.emit
+            session = engram.watch_session(
+                roots, self.bridge.report.emit, notice=self.bridge.notice.emit
             )
             session.start()
             self.desktop.attach_engine(session.engine)
@@ -142,8 +142,6 @@ class DesktopApp(QObject):
 
     def offer_first_folder(self, choose: Any = None) -> None:
         """First start: offer to watch a project folder (asked once)."""
-        from PySide6.QtWidgets import QFileDialog, QMessageBox
-
         if choose is None:
             answer = QMessageBox.question(
                 None,
@@ -182,7 +180,7 @@ class DesktopApp(QObject):
     def start_consolidation(self) -> None:
         def read() -> tuple[float, float]:
             settings = self.desktop.engram.settings
-            return float(settings.get("rem.idle_minutes")), float(settings.get("rem.max_load"))
+            return settings.get_float("rem.idle_minutes"), settings.get_float("rem.max_load")
 
         self.runner.run(read, self._consolidation_settings, self._failed)
 
@@ -321,8 +319,6 @@ class DesktopApp(QObject):
     def _clipboard_changed(self) -> None:
         """An error copied while the app runs is an `error seen` signal: its fixes become
         critical context. Only the key line is kept; other clipboard text is ignored."""
-        from services.text.stacktrace import error_in_text
-
         text = QGuiApplication.clipboard().text()
         if not text or text == self._own_clipboard or text == self.popup.last_copied:
             return
@@ -367,8 +363,6 @@ def display_available() -> bool:
 def run_tray(data_dir: Path) -> int:
     """Start the desktop app for `data_dir` (or show the running one's popup)."""
     if not display_available():
-        from services.errors import EnvironmentProblem
-
         raise EnvironmentProblem(
             "no graphical session (DISPLAY and WAYLAND_DISPLAY are unset), so the tray "
             "cannot start; every action is available from the command line: engram --help"

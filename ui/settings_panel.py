@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings import SCHEMA, Setting, Settings
-from services.errors import UserInputError
+from services.errors import EnvironmentProblem, UserInputError
 
 GROUP_TITLES = {
     "context": "Context",
@@ -200,7 +200,6 @@ class SettingsPanel(QWidget):
     def store_api_key(self, key: str) -> None:
         """Keyring first; without a usable keyring, this session only (never a file)."""
         from app.secrets import remember_for_session, set_api_key
-        from services.errors import EnvironmentProblem
 
         try:
             set_api_key("embedder.openai", key)

@@ -8,7 +8,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -22,16 +22,6 @@ from app.cli.common import (
     pass_state,
     project_option,
 )
-
-if TYPE_CHECKING:
-    from app.composition import Engram
-    from services.activity.prediction import PredictiveEngine
-
-
-def _engine(engram: Engram) -> PredictiveEngine:
-    from services.activity.prediction import PredictiveEngine
-
-    return PredictiveEngine(engram.store)
 
 
 @cli.command()
@@ -66,7 +56,6 @@ def context(
     saw last, else the repository of the current folder."""
     from app.activity import (
         branch_of,
-        build_assembler,
         file_signal,
         locate,
         parse_activity,
@@ -77,7 +66,7 @@ def context(
     from services.activity.signals import Signal, SignalKind
 
     engram = state.engram(catch_up=False)
-    engine = _engine(engram)
+    engine = engram.predictive_engine()
     now = datetime.now(UTC)
     error_text = _read_error(error)
     if file_ or branch or error_text:
@@ -109,7 +98,7 @@ def context(
     engine.set_activity(engine.current_project, parse_activity(activity))
     prediction = engine.prediction()
     profile, consent = read_profile(engram)
-    assembled = build_assembler(engram).assemble(prediction, budget, profile, consent)
+    assembled = engram.assembler().assemble(prediction, budget, profile, consent)
     if copy:
         from app.clipboard import copy_text
 
@@ -155,7 +144,6 @@ def predict(
     Each event is evaluated as of its own time; the hit rate is the share of an event's
     `needed` memories placed in tiers 1–2 right after it (no hit rate when the log has
     no `needed` fields)."""
-    from app.activity import build_assembler
     from services.context.assembly import ContextAssembler
     from services.context.replay import evaluate, read_events
 
@@ -168,13 +156,13 @@ def predict(
 
         raise UserInputError(f"{path}: not UTF-8 text ({error.reason})") from None
     engram = state.engram(catch_up=False)
-    assembler = build_assembler(engram)
+    assembler = engram.assembler()
     if budget is not None:
         assembler = ContextAssembler(
             budget, assembler.split, assembler.counter, assembler.alerts, assembler.dates
         )
     report = evaluate(
-        events, _engine(engram), assembler, Path(source_root) if source_root else None
+        events, engram.predictive_engine(), assembler, Path(source_root) if source_root else None
     ).to_dict()
     if as_json:
         emit_json(report)
@@ -212,7 +200,6 @@ def watch(state: CliState, paths: tuple[str, ...], duration: float | None, as_js
     Secret files are never read; .git internals, dependencies, builds and ignored files
     are not activity."""
     from app.activity import watched_paths
-    from app.watch_session import WatchSession
 
     engram = state.engram(catch_up=False)
     roots = [Path(p) for p in paths] or watched_paths(engram)
@@ -230,7 +217,7 @@ def watch(state: CliState, paths: tuple[str, ...], duration: float | None, as_js
             click.echo(_watch_line(line))
         sys.stdout.flush()
 
-    session = WatchSession(engram, roots, report, notice=err)
+    session = engram.watch_session(roots, report, notice=err)
     session.start()
     stop_at = time.monotonic() + duration if duration is not None else None
     previous = signals.signal(signals.SIGTERM, lambda *_: session.request_stop())

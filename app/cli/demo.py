@@ -1,14 +1,18 @@
-"""`engram demo`: what `make run` starts until the tray app exists. Loads a few sample
+"""`engram demo`: what `make run` shows when the tray cannot start. Loads a few sample
 memories into a separate demo data folder (never the user's own) and shows searches."""
 
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from app.cli.common import CliState, cli, console, emit_json, handle_errors, json_option, pass_state
+
+if TYPE_CHECKING:
+    from app.composition import Engram
+    from services.context.assembly import AssembledContext
 
 DEMO_ERROR = "TypeError: can't compare offset-naive and offset-aware datetimes"
 DEMO_CONTEXT_BUDGET = 600
@@ -92,15 +96,13 @@ def demo(state: CliState, as_json: bool) -> None:
     )
 
 
-def _demo_context(engram: Any) -> Any:
+def _demo_context(engram: Engram) -> AssembledContext:
     """The context Engram assembles when the demo shop's error is pasted."""
     from datetime import UTC, datetime
 
-    from app.activity import build_assembler
-    from services.activity.prediction import PredictiveEngine
     from services.activity.signals import Signal, SignalKind
 
-    engine = PredictiveEngine(engram.store)
+    engine = engram.predictive_engine()
     at = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
     prediction = engine.observe(Signal(SignalKind.ERROR_SEEN, at, "demo-shop", error=DEMO_ERROR))
-    return build_assembler(engram).assemble(prediction, DEMO_CONTEXT_BUDGET)
+    return engram.assembler().assemble(prediction, DEMO_CONTEXT_BUDGET)

@@ -20,7 +20,7 @@ from app.cli.common import (
     pass_state,
     project_option,
 )
-from services.errors import UserInputError
+from services.errors import NotFoundError, UserInputError
 
 
 def _read_catalogue(source: str) -> dict[str, Any]:
@@ -122,7 +122,6 @@ def project_context_save(
 @handle_errors
 def project_context_show(state: CliState, project: str, as_json: bool) -> None:
     """The saved context of PROJECT."""
-    from services.errors import NotFoundError
     from services.knowledge.project_context import load
 
     context = load(state.engram(catch_up=False).store, project)
@@ -163,7 +162,6 @@ def context_history(
     """The saved contexts of PROJECT, oldest first: notes, files, todos and decisions
     in full, the catalogue as its changes. The catalogue is rebuilt from the changes
     and checked against each snapshot's SHA-256."""
-    from services.errors import NotFoundError
     from services.knowledge.project_context import HistoryMismatch, history, replay
 
     entries = history(state.engram(catch_up=False).store, project)

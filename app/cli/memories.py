@@ -89,7 +89,7 @@ def build_filter(state: CliState, filters: dict[str, Any]) -> Any:
     """A MemoryFilter from the options of `filter_options`."""
     from services.filters import MemoryFilter
 
-    default_mode = state.engram().settings.get("retrieval.mode")
+    default_mode = state.engram().settings.get_str("retrieval.mode")
     return MemoryFilter(
         project=filters["project"],
         types=tuple(MemoryType(t.lower()) for t in filters["types"]),

@@ -30,7 +30,7 @@ def show(state: CliState, as_json: bool) -> None:
     from services.knowledge.profile import ProfileStore, render_profile
 
     engram = state.engram(catch_up=False)
-    consent = bool(engram.settings.get("profile.consent"))
+    consent = engram.settings.get_bool("profile.consent")
     fields = ProfileStore(engram.service).load()
     if as_json:
         emit_json({"consent": consent, "fields": fields})
@@ -52,7 +52,7 @@ def set_field(state: CliState, field: str, text: str) -> None:
     store = ProfileStore(engram.service)
     fields = store.load()
     fields[field] = text
-    store.save(fields, bool(engram.settings.get("profile.consent")))
+    store.save(fields, engram.settings.get_bool("profile.consent"))
     click.echo(f"saved {field}")
 
 

@@ -43,9 +43,7 @@ def _answerer(state: CliState, project: str | None, use_llm: bool) -> Any:
     connection = engram.store.database.connection()
     llm = None
     if use_llm:
-        from app.llm import build_llm_runner
-
-        llm = build_llm_runner(engram.settings)
+        llm = engram.llm_runner()
         click.get_current_context().call_on_close(llm.close)
 
     def answer(question: str, as_of: date, scope: str | None = None) -> Any:

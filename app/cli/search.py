@@ -123,9 +123,9 @@ def search(
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries-file (not both)")
     engram = state.engram()
-    limit = limit or engram.settings.get("retrieval.limit")
+    limit = limit or engram.settings.get_int("retrieval.limit")
     flt = build_filter(state, filters)
-    kind = RetrieverKind(retriever or engram.settings.get("retrieval.retriever"))
+    kind = RetrieverKind(retriever or engram.settings.get_str("retrieval.retriever"))
     if queries_file is not None:
         for item in read_queries(queries_file):
             scoped = replace(flt, project=item.get("project") or flt.project)

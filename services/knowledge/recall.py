@@ -204,36 +204,90 @@ def recall(
     kind = question_kind(question)
     hits = list(search(question, SEARCH_LIMIT))
     if not is_temporal_question(question):
-        return RecallAnswer(
-            question,
-            False,
-            "",
-            "This is not a question about time; the closest memories are listed.",
-            reasoning=["no temporal wording (when, what date, how long ago, which day…)"],
-            matches=[m for m, _ in hits[:5]],
-            sources=[m.id for m, _ in hits[:5]],
-        )
+        return _not_about_time(question, hits)
     seen = {m.id for m, _ in hits}
     hits.extend((m, 0.0) for m, _ in extra_hits if m.id not in seen)
     times = load_times([m.id for m, _ in hits])
     ranked = rank_candidates(question, hits, times)
-    undated = [(m, word_overlap(question, f"{m.title} {m.content}")) for m, _ in hits[:10]]
-    undated = [(m, o) for m, o in undated if m.id not in times]
-    closest = max(undated, key=lambda pair: pair[1], default=None)
+    closest = _closest_undated(question, hits, times)
     if not ranked or (
         ranked[0].overlap < WEAK_OVERLAP and closest is not None and closest[1] > ranked[0].overlap
     ):
         # No dated memory is about this; the closest memory's own date is all there is.
         first = [closest[0]] if closest is not None else []
         return _without_dates(question, kind, first + [m for m, _ in hits], as_of, llm)
+    answer = _dated_answer(question, kind, ranked, times, as_of)
+    if answer.inference_needed and llm is not None:
+        shown = list(dict.fromkeys(c.memory.id for c in ranked))[:3]
+        by_id = {c.memory.id: c.memory for c in ranked}
+        _ask_model(answer, [by_id[i] for i in shown], times, as_of, llm)
+    return answer
+
+
+def _not_about_time(question: str, hits: Sequence[tuple[Memory, float]]) -> RecallAnswer:
+    return RecallAnswer(
+        question,
+        False,
+        "",
+        "This is not a question about time; the closest memories are listed.",
+        reasoning=["no temporal wording (when, what date, how long ago, which day…)"],
+        matches=[m for m, _ in hits[:5]],
+        sources=[m.id for m, _ in hits[:5]],
+    )
+
+
+def _closest_undated(
+    question: str, hits: Sequence[tuple[Memory, float]], times: dict[str, list[TimeRef]]
+) -> tuple[Memory, float] | None:
+    """Among the first ten hits without a resolved date, the one whose words match the
+    question best, with its overlap."""
+    undated = [(m, word_overlap(question, f"{m.title} {m.content}")) for m, _ in hits[:10]]
+    undated = [(m, o) for m, o in undated if m.id not in times]
+    return max(undated, key=lambda pair: pair[1], default=None)
+
+
+def _dated_answer(
+    question: str,
+    kind: str,
+    ranked: Sequence[Candidate],
+    times: dict[str, list[TimeRef]],
+    as_of: date,
+) -> RecallAnswer:
+    """The answer of the best (memory, phrase) pair, the runner-up (the best pair with
+    another date) as the alternative."""
     best = ranked[0]
     runner_up = next((c for c in ranked[1:] if c.ref.resolved != best.ref.resolved), None)
+    answer = RecallAnswer(
+        question,
+        True,
+        kind,
+        _answer_text(kind, best.ref, as_of),
+        date=best.ref.resolved.isoformat(),
+        confidence=_confidence(best, runner_up),
+        reasoning=_reasoning(best, runner_up, kind, as_of),
+        resolutions=[_resolution(best.memory.id, best.ref)],
+        sources=[best.memory.id],
+        inference_needed=best.ref.inferred or best.overlap < WEAK_OVERLAP,
+    )
+    answer.rendered[best.memory.id] = with_dates(best.memory.content, times[best.memory.id])
+    if runner_up is not None:
+        answer.resolutions.append(_resolution(runner_up.memory.id, runner_up.ref))
+    return answer
+
+
+def _confidence(best: Candidate, runner_up: Candidate | None) -> float:
+    """From the word overlap and the margin over the runner-up; less for a week, month
+    or year, and for a guessed date."""
     margin = best.score - (runner_up.score if runner_up else 0.0)
     confidence = 0.35 + 0.4 * min(1.0, best.overlap) + 0.25 * min(1.0, margin / 0.3)
     if best.ref.granularity != "day":
         confidence *= 0.9
     if best.ref.inferred:
         confidence *= 0.7
+    return max(0.05, min(0.99, confidence))
+
+
+def _reasoning(best: Candidate, runner_up: Candidate | None, kind: str, as_of: date) -> list[str]:
     reasoning = [
         f"'{best.ref.phrase}' in {best.memory.id} (written {best.memory.created_at}) "
         f"resolves to {describe(best.ref)} against its local creation date "
@@ -248,26 +302,7 @@ def recall(
         )
     if kind == "how_long":
         reasoning.append(f"{(as_of - best.ref.resolved).days} days before {as_of.isoformat()}")
-    answer = RecallAnswer(
-        question,
-        True,
-        kind,
-        _answer_text(kind, best.ref, as_of),
-        date=best.ref.resolved.isoformat(),
-        confidence=max(0.05, min(0.99, confidence)),
-        reasoning=reasoning,
-        resolutions=[_resolution(best.memory.id, best.ref)],
-        sources=[best.memory.id],
-        inference_needed=best.ref.inferred or best.overlap < WEAK_OVERLAP,
-    )
-    answer.rendered[best.memory.id] = with_dates(best.memory.content, times[best.memory.id])
-    if runner_up is not None:
-        answer.resolutions.append(_resolution(runner_up.memory.id, runner_up.ref))
-    if answer.inference_needed and llm is not None:
-        shown = list(dict.fromkeys(c.memory.id for c in ranked))[:3]
-        by_id = {c.memory.id: c.memory for c in ranked}
-        _ask_model(answer, [by_id[i] for i in shown], times, as_of, llm)
-    return answer
+    return reasoning
 
 
 def _without_dates(

@@ -1,7 +1,7 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
 score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent
-(defaults 0.6 / 0.3 / 0.1 / 0.1), where type_intent is 1 when the query's wording asks
+(the `retrieval.weight_*` settings), where type_intent is 1 when the query's wording asks
 for the memory's type ("design decisions behind …", see `intent`).
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
@@ -29,6 +29,7 @@ from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.identifiers import matches_file_ref, mentions, query_identifiers
 from services.text.stacktrace import key_line
+from services.types import MemoryType
 from services.vectors.embeddings.base import Embedder, Vectors
 from services.vectors.index import VectorIndex
 
@@ -43,10 +44,12 @@ class RetrieverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    dense: float = 0.6
-    lexical: float = 0.3
-    identifier: float = 0.1
-    intent: float = 0.1
+    """α, β, γ, δ of the score (their defaults are in the settings schema)."""
+
+    dense: float
+    lexical: float
+    identifier: float
+    intent: float
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,29 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
+@dataclass
+class _Candidates:
+    """What the stages found: best (score, chunk) per memory from the vectors and from
+    BM25, the memories naming a query identifier, and the query vector (None when the
+    embedder or the index is down, or the search is lexical)."""
+
+    dense: dict[str, tuple[float, int]] = field(default_factory=dict)
+    lexical: dict[str, tuple[float, int]] = field(default_factory=dict)
+    identifier_ids: set[str] = field(default_factory=set)
+    query_vector: Vectors | None = None
+
+    def ids(self) -> list[str]:
+        return list(dict.fromkeys([*self.dense, *self.lexical, *self.identifier_ids]))
+
+
 class HybridRetriever:
     def __init__(
         self,
         store: MemoryStore,
         vectors: VectorIndex,
         embedder: Embedder | None,
-        weights: Weights = Weights(),
-        candidates: int = 30,
+        weights: Weights,
+        candidates: int,
         metrics_log: SearchMetricsLog | None = None,
     ) -> None:
         self.store = store
@@ -208,18 +226,47 @@ class HybridRetriever:
         limit: int = 10,
         kind: RetrieverKind = RetrieverKind.HYBRID,
     ) -> SearchResponse:
+        """The `limit` best memories passing `flt`, with their score breakdowns: find
+        candidates, load those that pass the filter in one query, score and rank them,
+        record the metrics."""
         flt = flt or MemoryFilter()
         metrics = SearchMetrics(retriever=kind.value, mode=flt.mode.value, query_chars=len(query))
         flags: list[str] = []
         started = time.perf_counter()
-        pool = max(self.candidates, limit * 2)
-        projects = None if flt.project is None else [flt.project]
         identifiers = (
             query_identifiers(query)[:MAX_QUERY_IDENTIFIERS] if kind is RetrieverKind.HYBRID else []
         )
+        pool = max(self.candidates, limit * 2)
+        found = self._find_candidates(query, identifiers, flt, pool, kind, flags, metrics)
 
-        # The lexical stage (SQLite) runs beside the query embedding (onnxruntime); both
-        # release the GIL, so a hybrid search costs about the slower of the two.
+        stage = time.perf_counter()
+        memories = self.store.filter_ids(found.ids(), flt)
+        if kind is RetrieverKind.HYBRID and found.query_vector is not None:
+            self._fill_dense(found.query_vector, memories, found.dense)
+        results = self._ranked(query, identifiers, memories, found, kind)[:limit]
+        metrics.merge_ms = _ms(stage)
+        metrics.total_ms = _ms(started)
+        metrics.result_count = len(results)
+        metrics.top_similarity = max((s for s, _ in found.dense.values()), default=None)
+        metrics.flags = flags
+        if self.metrics_log is not None:
+            self.metrics_log.record(metrics, query, flt.project)
+        return SearchResponse(results, metrics, flags)
+
+    def _find_candidates(
+        self,
+        query: str,
+        identifiers: list[str],
+        flt: MemoryFilter,
+        pool: int,
+        kind: RetrieverKind,
+        flags: list[str],
+        metrics: SearchMetrics,
+    ) -> _Candidates:
+        """Run the stages `kind` uses. The lexical stage (SQLite) runs beside the query
+        embedding (onnxruntime); both release the GIL, so a hybrid search costs about the
+        slower of the two."""
+        found = _Candidates()
         lexical_flags: list[str] = []
         lexical_job = None
         if kind is RetrieverKind.HYBRID:
@@ -232,84 +279,88 @@ class HybridRetriever:
                 lexical_flags,
                 metrics,
             )
-        dense: dict[str, tuple[float, int]] = {}
-        query_vector: Vectors | None = None
         if kind in (RetrieverKind.HYBRID, RetrieverKind.DENSE):
-            dense, query_vector = self._dense_stage(query, pool, projects, flags, metrics)
-        lexical: dict[str, tuple[float, int]] = {}
-        identifier_ids: set[str] = set()
+            projects = None if flt.project is None else [flt.project]
+            found.dense, found.query_vector = self._dense_stage(
+                query, pool, projects, flags, metrics
+            )
         if lexical_job is not None:
-            lexical, identifier_ids = lexical_job.result()
+            found.lexical, found.identifier_ids = lexical_job.result()
         elif kind is RetrieverKind.LEXICAL:
-            lexical, identifier_ids = self._lexical_stage(
+            found.lexical, found.identifier_ids = self._lexical_stage(
                 query, identifiers, pool, flt.project, lexical_flags, metrics
             )
         flags.extend(lexical_flags)
-        if kind is RetrieverKind.HYBRID and query_vector is None:
+        if kind is RetrieverKind.HYBRID and found.query_vector is None:
             flags.append("fallback_lexical")
+        return found
 
-        stage = time.perf_counter()
-        candidate_ids = list(dict.fromkeys([*dense, *lexical, *identifier_ids]))
-        memories = self.store.filter_ids(candidate_ids, flt)
-        if kind is RetrieverKind.HYBRID and query_vector is not None:
-            self._fill_dense(query_vector, memories, dense)
+    def _ranked(
+        self,
+        query: str,
+        identifiers: list[str],
+        memories: dict[str, Memory],
+        found: _Candidates,
+        kind: RetrieverKind,
+    ) -> list[SearchResult]:
+        """Every memory scored on every component, best first."""
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
-        best_lexical = max((score for score, _ in lexical.values()), default=0.0)
-        results: list[SearchResult] = []
-        for memory_id, memory in memories.items():
-            dense_score, dense_chunk = dense.get(memory_id, (0.0, -1))
-            raw_lexical, lexical_chunk = lexical.get(memory_id, (0.0, -1))
-            lexical_score = raw_lexical / best_lexical if best_lexical > 0 else 0.0
-            matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
-            identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
-            intent_score = 1.0 if memory.type in wanted_types else 0.0
-            if kind is RetrieverKind.DENSE:
-                total = dense_score
-            elif kind is RetrieverKind.LEXICAL:
-                total = lexical_score
-            else:
-                total = (
-                    self.weights.lexical * lexical_score
-                    + self.weights.identifier * identifier_score
-                    + self.weights.intent * intent_score
-                )
-                if query_vector is not None:
-                    total += self.weights.dense * dense_score
-            sources = tuple(
-                name
-                for name, present in (
-                    ("dense", memory_id in dense),
-                    ("lexical", memory_id in lexical),
-                    ("identifier", bool(matched)),
-                )
-                if present
-            )
-            best_chunk = lexical_chunk if raw_lexical and lexical_chunk >= 0 else dense_chunk
-            results.append(
-                SearchResult(
-                    memory,
-                    total,
-                    ScoreBreakdown(
-                        dense_score,
-                        lexical_score,
-                        identifier_score,
-                        intent_score,
-                        matched,
-                        best_chunk,
-                        sources,
-                    ),
-                )
-            )
+        best_lexical = max((score for score, _ in found.lexical.values()), default=0.0)
+        results = [
+            self._scored(memory, found, identifiers, wanted_types, best_lexical, kind)
+            for memory in memories.values()
+        ]
         results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
-        results = results[:limit]
-        metrics.merge_ms = _ms(stage)
-        metrics.total_ms = _ms(started)
-        metrics.result_count = len(results)
-        metrics.top_similarity = max((s for s, _ in dense.values()), default=None)
-        metrics.flags = flags
-        if self.metrics_log is not None:
-            self.metrics_log.record(metrics, query, flt.project)
-        return SearchResponse(results, metrics, flags)
+        return results
+
+    def _scored(
+        self,
+        memory: Memory,
+        found: _Candidates,
+        identifiers: list[str],
+        wanted_types: frozenset[MemoryType],
+        best_lexical: float,
+        kind: RetrieverKind,
+    ) -> SearchResult:
+        """One memory's score and its breakdown."""
+        dense_score, dense_chunk = found.dense.get(memory.id, (0.0, -1))
+        raw_lexical, lexical_chunk = found.lexical.get(memory.id, (0.0, -1))
+        lexical_score = raw_lexical / best_lexical if best_lexical > 0 else 0.0
+        matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
+        identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
+        intent_score = 1.0 if memory.type in wanted_types else 0.0
+        if kind is RetrieverKind.DENSE:
+            total = dense_score
+        elif kind is RetrieverKind.LEXICAL:
+            total = lexical_score
+        else:
+            total = (
+                self.weights.lexical * lexical_score
+                + self.weights.identifier * identifier_score
+                + self.weights.intent * intent_score
+            )
+            if found.query_vector is not None:
+                total += self.weights.dense * dense_score
+        sources = tuple(
+            name
+            for name, present in (
+                ("dense", memory.id in found.dense),
+                ("lexical", memory.id in found.lexical),
+                ("identifier", bool(matched)),
+            )
+            if present
+        )
+        best_chunk = lexical_chunk if raw_lexical and lexical_chunk >= 0 else dense_chunk
+        breakdown = ScoreBreakdown(
+            dense_score,
+            lexical_score,
+            identifier_score,
+            intent_score,
+            matched,
+            best_chunk,
+            sources,
+        )
+        return SearchResult(memory, total, breakdown)
 
     def _fill_dense(
         self,

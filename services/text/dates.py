@@ -411,7 +411,3 @@ def question_kind(text: str) -> str:
     if _WEEKDAY_QUESTION.search(text):
         return "weekday"
     return "date" if is_temporal_question(text) else ""
-
-
-def days_between(earlier: date, later: date) -> int:
-    return (later - earlier).days

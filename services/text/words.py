@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
 
 STOPWORDS = frozenset(
     """
@@ -40,12 +39,6 @@ def sentences(text: str, clauses: bool = False) -> list[str]:
     splitter = _CLAUSE_END if clauses else _SENTENCE_END
     flat = " ".join(text.split())
     return [piece for piece in splitter.split(flat) if piece]
-
-
-def iter_sentence_ends(text: str) -> Iterator[int]:
-    """Offsets in `text` where a sentence (or a paragraph) ends."""
-    for match in re.finditer(r"(?<=[.!?])\s+|\n\s*\n", text):
-        yield match.start()
 
 
 def code_spans(text: str, min_chars: int = 1, max_chars: int = 200) -> list[str]:

@@ -4,14 +4,16 @@ warnings, and the dates of relative phrases from the store."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
-from app.activity import build_assembler
+from app.composition import Engram
+from app.desktop import Desktop
 from services.activity.prediction import Candidate, Prediction
 from services.activity.signals import ActivityKind
 
 
-def test_the_app_assembler_shows_stored_dates(engram: object) -> None:
-    service = engram.service  # type: ignore[attr-defined]
+def test_the_app_assembler_shows_stored_dates(engram: Engram) -> None:
+    service = engram.service
     memory = service.add(
         {
             "id": "rollback",
@@ -31,16 +33,14 @@ def test_the_app_assembler_shows_stored_dates(engram: object) -> None:
         current_file=None,
         branch=None,
     )
-    markdown = build_assembler(engram).assemble(prediction).markdown  # type: ignore[arg-type]
+    markdown = engram.assembler().assemble(prediction).markdown
     assert "yesterday (2026-06-09)" in markdown
 
 
 def test_popup_results_show_dates_and_copying_does_not_date_twice(
-    engram: object, data_dir: object
+    engram: Engram, data_dir: Path
 ) -> None:
-    from app.desktop import Desktop
-
-    service = engram.service  # type: ignore[attr-defined]
+    service = engram.service
     service.add(
         {
             "id": "rollback",
@@ -48,7 +48,7 @@ def test_popup_results_show_dates_and_copying_does_not_date_twice(
             "created_at": "2026-06-10T09:00:00+02:00",
         }
     )
-    desktop = Desktop(data_dir, engram)  # type: ignore[arg-type]
+    desktop = Desktop(data_dir, engram)
     answer = desktop.search("rolled back payout job")
     (first, *_) = answer.results
     assert first.memory.content == "We rolled back the payout job yesterday (2026-06-09)."

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
+from app.composition import NO_CHUNKS, lifecycle_policy, open_engram, retrieval_weights
 from app.settings import SCHEMA, Setting, Settings, setting
 from services.errors import UserInputError
+from tests.fakes import HashEmbedder
 
 
 @pytest.mark.parametrize("spec", SCHEMA, ids=lambda s: s.key)
@@ -145,10 +148,45 @@ def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
     assert settings.get("vectors.host") == "127.0.0.1"
 
 
-def test_feature_flags_change_behaviour(tmp_path: Path) -> None:
-    from app.composition import NO_CHUNKS, open_engram
-    from tests.fakes import HashEmbedder
+def test_typed_accessors_check_the_schema(tmp_path: Path) -> None:
+    settings = Settings(
+        tmp_path / "settings.json", environ={"ENGRAM_LLM_GGUF_PATH": "~/models/chat.gguf"}
+    )
+    assert settings.get_int("retrieval.limit") == 10
+    assert settings.get_float("retrieval.weight_dense") == settings.get("retrieval.weight_dense")
+    timeout = settings.get_float("llm.timeout_s")  # an int setting, read as a float
+    assert type(timeout) is float and timeout == settings.get("llm.timeout_s")
+    assert settings.get_str("vectors.host") == "127.0.0.1"
+    assert settings.get_bool("chunking.enabled") is True
+    assert settings.get_path("llm.gguf_path") == Path("~/models/chat.gguf").expanduser()
+    assert settings.get_path("embedder.gguf_path") is None  # empty: not set
+    with pytest.raises(TypeError, match=r"vectors\.host is a str setting \(read it with get_str\)"):
+        settings.get_int("vectors.host")
+    with pytest.raises(TypeError):
+        settings.get_str("vectors.port")
+    with pytest.raises(TypeError):
+        settings.get_bool("retrieval.limit")
+    with pytest.raises(TypeError):
+        settings.get_int("retrieval.weight_dense")
+    with pytest.raises(UserInputError, match="unknown setting"):
+        settings.get_int("no.such")
 
+
+def test_policies_take_every_field_from_its_setting(tmp_path: Path) -> None:
+    defaults = Settings(tmp_path / "settings.json", environ={})
+    policy = asdict(lifecycle_policy(defaults))
+    assert policy == {name: defaults.get(f"lifecycle.{name}") for name in policy}
+    weights = asdict(retrieval_weights(defaults))
+    assert weights == {name: defaults.get(f"retrieval.weight_{name}") for name in weights}
+    changed = Settings(
+        tmp_path / "settings.json",
+        environ={"ENGRAM_LIFECYCLE_DECAY_STEP": "0.05", "ENGRAM_RETRIEVAL_WEIGHT_INTENT": "0.2"},
+    )
+    assert lifecycle_policy(changed).decay_step == 0.05
+    assert retrieval_weights(changed).intent == 0.2
+
+
+def test_feature_flags_change_behaviour(tmp_path: Path) -> None:
     settings = Settings(tmp_path / "settings.json", {})
     settings.set("chunking.enabled", False)
     settings.set("retrieval.retriever", "lexical")
@@ -180,6 +218,4 @@ def test_search_reports_the_retriever_the_setting_chose(tmp_path: Path) -> None:
     )
     result = runner.invoke(cli, [*base, "search", "anything", "--json"])
     assert result.exit_code == 0, result.output
-    import json
-
     assert json.loads(result.stdout)["retriever"] == "lexical"

@@ -131,7 +131,7 @@ class Watching:
 
     def start(self, *roots: Path, **options: Any) -> tuple[WatchSession, Reports]:
         reports = Reports()
-        session = WatchSession(self.engram, list(roots), reports, **options)
+        session = self.engram.watch_session(list(roots), reports, **options)
         self.sessions.append(session)
         session.start()
         return session, reports
@@ -513,7 +513,7 @@ def test_other_observer_errors_are_not_swallowed(repo: Path, engram: Engram) -> 
         def schedule(self, *args: Any, **kwargs: Any) -> Any:
             raise OSError(errno.EACCES, "permission denied")
 
-    session = WatchSession(engram, [repo], Reports(), observer_factory=Broken)
+    session = engram.watch_session([repo], Reports(), observer_factory=Broken)
     try:
         with pytest.raises(OSError, match="permission denied"):
             session.start()

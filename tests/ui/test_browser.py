@@ -13,8 +13,9 @@ from PySide6.QtCore import Qt
 from app.composition import open_engram
 from app.desktop import Desktop
 from app.tasks import TaskRunner
+from services.storage.memories import MemoryStore
 from tests.fakes import HashEmbedder
-from ui.browser import MemoryBrowser
+from ui.browser import MemoryBrowser, history_html
 
 
 @pytest.fixture
@@ -49,6 +50,12 @@ def browser(qtbot: Any, data_dir: Path) -> Iterator[MemoryBrowser]:
     desktop.close()
 
 
+def store_of(browser: MemoryBrowser) -> MemoryStore:
+    backend = browser.backend
+    assert isinstance(backend, Desktop)
+    return backend.engram.store
+
+
 def visible_ids(browser: MemoryBrowser) -> list[str]:
     return [
         browser.model.memories[browser.proxy.mapToSource(browser.proxy.index(row, 0)).row()].id
@@ -81,7 +88,6 @@ def test_detail_shows_the_full_memory(browser: MemoryBrowser) -> None:
 
 def test_detail_says_when_a_memory_no_longer_holds() -> None:
     from tests.services.builders import make_memory
-    from ui.browser import history_html
 
     old = make_memory("MySQL.", id="old", superseded_by="new",
                       valid_to="2026-05-01T00:00:00+00:00")  # fmt: skip
@@ -92,7 +98,7 @@ def test_detail_says_when_a_memory_no_longer_holds() -> None:
 
 
 def test_pin_archive_restore(qtbot: Any, browser: MemoryBrowser) -> None:
-    store = browser.backend.engram.store  # type: ignore[attr-defined]
+    store = store_of(browser)
     browser.select("m0")
     browser.buttons["Pin"].click()
     qtbot.waitUntil(lambda: store.get("m0").tier.value == "hot", timeout=5000)
@@ -105,7 +111,7 @@ def test_pin_archive_restore(qtbot: Any, browser: MemoryBrowser) -> None:
 
 
 def test_edit_saves_through_the_service(qtbot: Any, browser: MemoryBrowser) -> None:
-    store = browser.backend.engram.store  # type: ignore[attr-defined]
+    store = store_of(browser)
     browser.select("m2")
     browser.edit_selected({"content": "Components fetch with useQuery and suspense."})
     qtbot.waitUntil(lambda: "suspense" in store.get("m2").content, timeout=5000)
@@ -113,7 +119,7 @@ def test_edit_saves_through_the_service(qtbot: Any, browser: MemoryBrowser) -> N
 
 
 def test_delete_and_undo_keep_the_same_memory(qtbot: Any, browser: MemoryBrowser) -> None:
-    store = browser.backend.engram.store  # type: ignore[attr-defined]
+    store = store_of(browser)
     before = store.get("m1")
     browser.select("m1")
     browser.buttons["Delete"].click()
@@ -133,7 +139,7 @@ def test_delete_and_undo_keep_the_same_memory(qtbot: Any, browser: MemoryBrowser
 
 
 def test_edit_dialog_changes_the_memory(qtbot: Any, browser: MemoryBrowser) -> None:
-    store = browser.backend.engram.store  # type: ignore[attr-defined]
+    store = store_of(browser)
     browser.select("m0")
     dialog = browser.open_editor()
     assert dialog.windowTitle() == "Edit memory"

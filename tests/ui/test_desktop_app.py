@@ -14,8 +14,8 @@ from app.desktop import Desktop
 from app.single_instance import InstanceServer, ask_running_instance
 from tests.fakes import HashEmbedder
 from ui.icons import IconState, state_pixmap
-from ui.main import NO_TRAY_NOTICE, DesktopApp
-from ui.tray import ActionsWindow
+from ui.main import FIRST_RUN_MARKER, NO_TRAY_NOTICE, DesktopApp, run_tray
+from ui.tray import ActionsWindow, Tray, TrayActions, build_menu
 
 
 @pytest.fixture
@@ -138,8 +138,6 @@ def test_menu_opens_browser_profile_and_add(qtbot: Any, desktop_app: DesktopApp)
 
 
 def test_the_tray_menu_has_every_action(qtbot: Any) -> None:
-    from ui.tray import TrayActions, build_menu
-
     actions = TrayActions(*([lambda: None] * 10))
     menu, pause = build_menu(actions)
     labels = [a.text() for a in menu.actions() if not a.isSeparator()]
@@ -161,8 +159,6 @@ def test_the_tray_menu_has_every_action(qtbot: Any) -> None:
 def test_first_start_offers_a_folder_once(
     qtbot: Any, desktop_app: DesktopApp, tmp_path: Path
 ) -> None:
-    from ui.main import FIRST_RUN_MARKER
-
     offered: list[bool] = []
     desktop_app.watch_enabled = True
     desktop_app.offer_first_folder = lambda choose=None: offered.append(True)  # type: ignore[method-assign]
@@ -186,7 +182,6 @@ def test_choosing_a_folder_sets_watch_paths(
 
 def test_tray_without_a_display_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from services.errors import EnvironmentProblem
-    from ui.main import run_tray
 
     monkeypatch.setattr("sys.platform", "linux")
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
@@ -248,8 +243,6 @@ def test_consolidation_can_be_paused_from_the_menu(qtbot: Any, desktop_app: Desk
 
 
 def test_the_tray_menu_label_follows_the_pause(qtbot: Any) -> None:
-    from ui.tray import Tray, TrayActions
-
     tray = Tray(TrayActions(*([lambda: None] * 10)))
     tray.set_consolidation_label("Resume consolidation")
     labels = [a.text() for a in tray.menu.actions()]

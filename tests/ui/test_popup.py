@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from app.desktop import Desktop
@@ -162,8 +162,6 @@ def test_slow_search_never_blocks_and_late_answers_are_dropped(
     # While the slow search runs, the event loop keeps turning: a timer fires, typing works.
     ticks: list[float] = []
     started = time.monotonic()
-    from PySide6.QtCore import QTimer
-
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(time.monotonic() - started))
     timer.start(20)

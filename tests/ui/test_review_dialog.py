@@ -13,7 +13,7 @@ from app.desktop import Desktop
 from app.tasks import TaskRunner
 from services.rem.cycle import RemContext, run_operations
 from tests.fakes import HashEmbedder
-from ui.review_dialog import ReviewDialog
+from ui.review_dialog import ReviewDialog, kind_label
 
 
 @pytest.fixture
@@ -99,7 +99,6 @@ def test_a_proposed_memory_is_shown_before_its_sources(qtbot: Any, data_dir: Pat
 
 def test_contradictions_are_named_as_such() -> None:
     from services.storage.findings import Finding, Option
-    from ui.review_dialog import kind_label
 
     options = [Option("skip", "Skip", "later")]
     supersedes = Finding(

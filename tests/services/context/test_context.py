@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
@@ -19,6 +20,7 @@ from services.context.assembly import (
     render_memory,
 )
 from services.errors import UserInputError
+from services.text.dates import TimeRef, times_for
 from services.tokens import count_tokens
 from tests.services.builders import make_memory
 
@@ -243,22 +245,20 @@ def test_background_conventions_enter_compressed_even_with_room() -> None:
 
 
 def test_relative_dates_carry_their_resolved_date_into_the_context() -> None:
-    from services.text.dates import times_for
-
     created = "2026-06-10T09:00:00+02:00"
     text = "We rolled back the payout job yesterday after the alert."
     memory = candidate("t1", text, created_at=created)
     stored = {"t1": times_for(text, created)}  # what the store keeps in memory_time
     asked: list[list[str]] = []
 
-    def dates(ids: object) -> dict[str, object]:
-        asked.append(list(ids))  # type: ignore[call-overload]
+    def dates(ids: Sequence[str]) -> dict[str, list[TimeRef]]:
+        asked.append(list(ids))
         return stored
 
-    dated = ContextAssembler(8000, dates=dates).assemble(prediction(relevant=[memory]))  # type: ignore[arg-type]
+    dated = ContextAssembler(8000, dates=dates).assemble(prediction(relevant=[memory]))
     assert "yesterday (2026-06-09) after the alert" in dated.markdown
     assert asked == [["t1"]]  # one lookup for the tier's memories
     plain = ContextAssembler(8000).assemble(prediction(relevant=[memory]))
     assert "yesterday after the alert" in plain.markdown
-    small = ContextAssembler(120, dates=dates).assemble(prediction(relevant=[memory]))  # type: ignore[arg-type]
+    small = ContextAssembler(120, dates=dates).assemble(prediction(relevant=[memory]))
     assert count_tokens(small.markdown) <= 120

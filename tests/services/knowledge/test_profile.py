@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from app.composition import Engram
 from services.errors import UserInputError
 from services.knowledge.profile import PROFILE_ID, ProfileStore, render_profile
 from services.types import Scope
 
 
-def vector_ids(engram: object) -> set[str]:
-    by_collection = engram.vectors.memory_ids(engram.embedder.model_id)  # type: ignore[attr-defined]
+def vector_ids(engram: Engram) -> set[str]:
+    by_collection = engram.vectors.memory_ids(engram.embedder.model_id)
     return set().union(*by_collection.values()) if by_collection else set()
 
 
@@ -20,31 +21,31 @@ def test_render_keeps_field_order_and_skips_empty() -> None:
     assert text == "Coding style: small PRs\nNotes: n"
 
 
-def test_saving_needs_consent(engram: object) -> None:
-    store = ProfileStore(engram.service)  # type: ignore[attr-defined]
+def test_saving_needs_consent(engram: Engram) -> None:
+    store = ProfileStore(engram.service)
     with pytest.raises(UserInputError, match="consent"):
         store.save({"style": "tabs"}, consent=False)
     assert store.load() == {} and store.text() is None
-    assert PROFILE_ID not in engram.store.all_ids()  # type: ignore[attr-defined]
+    assert PROFILE_ID not in engram.store.all_ids()
 
 
-def test_save_embeds_and_revoke_deletes_everywhere(engram: object) -> None:
-    store = ProfileStore(engram.service)  # type: ignore[attr-defined]
+def test_save_embeds_and_revoke_deletes_everywhere(engram: Engram) -> None:
+    store = ProfileStore(engram.service)
     store.save({"style": "Type hints everywhere", "languages": "Python, Go"}, consent=True)
-    memory = engram.store.get(PROFILE_ID)  # type: ignore[attr-defined]
+    memory = engram.store.get(PROFILE_ID)
     assert memory.scope is Scope.USER_PRIVATE
     assert "Preferred languages: Python, Go" in memory.content
     assert PROFILE_ID in vector_ids(engram)
     store.save({"style": "Small functions"}, consent=True)  # an edit re-embeds
-    assert engram.store.get(PROFILE_ID).content == "Coding style: Small functions"  # type: ignore[attr-defined]
+    assert engram.store.get(PROFILE_ID).content == "Coding style: Small functions"
     assert store.load() == {"style": "Small functions"}
 
     store.revoke()
-    assert PROFILE_ID not in engram.store.all_ids()  # type: ignore[attr-defined]
+    assert PROFILE_ID not in engram.store.all_ids()
     assert PROFILE_ID not in vector_ids(engram)
     assert store.load() == {} and store.text() is None
 
 
-def test_unknown_fields_are_refused(engram: object) -> None:
+def test_unknown_fields_are_refused(engram: Engram) -> None:
     with pytest.raises(UserInputError, match="unknown profile fields: mood"):
-        ProfileStore(engram.service).save({"mood": "x"}, consent=True)  # type: ignore[attr-defined]
+        ProfileStore(engram.service).save({"mood": "x"}, consent=True)

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from datetime import date
 
-from services.knowledge.recall import recall, word_overlap
+from services.knowledge.recall import LoadTimes, Search, recall, word_overlap
 from services.llm.base import LLMUnavailable
 from services.memory import Memory
 from services.text.dates import TimeRef, times_for
@@ -17,7 +17,7 @@ from tests.services.builders import make_memory
 AS_OF = date(2026, 10, 31)
 
 
-def setup(*memories: Memory) -> tuple[object, object]:
+def setup(*memories: Memory) -> tuple[Search, LoadTimes]:
     def search(query: str, limit: int) -> list[tuple[Memory, float]]:
         scored = [(m, word_overlap(query, m.content)) for m in memories]
         return sorted(scored, key=lambda pair: -pair[1])[:limit]
@@ -35,8 +35,8 @@ def test_the_sentence_holding_the_phrase_decides() -> None:
         created_at="2026-06-10T09:00:00+00:00",  # a Wednesday
     )
     search, load = setup(memory)
-    past = recall("When did release 2.1.4 go out?", search, load, AS_OF)  # type: ignore[arg-type]
-    future = recall("When is release 2.1.5 planned?", search, load, AS_OF)  # type: ignore[arg-type]
+    past = recall("When did release 2.1.4 go out?", search, load, AS_OF)
+    future = recall("When is release 2.1.5 planned?", search, load, AS_OF)
     assert past.date == "2026-06-09"
     assert future.date == "2026-06-12"  # the first Friday after
     assert not past.inference_needed and not past.used_llm
@@ -50,7 +50,7 @@ def test_an_inferred_date_is_checked_by_the_model() -> None:
     llm = ScriptedLLM(
         [json.dumps({"date": "2026-06-05", "confidence": 0.8, "reasoning": "last Friday"})]
     )
-    answer = recall("When did we deploy the ledger fix?", search, load, AS_OF, llm)  # type: ignore[arg-type]
+    answer = recall("When did we deploy the ledger fix?", search, load, AS_OF, llm)
     assert answer.inference_needed and answer.used_llm
     assert answer.date == "2026-06-05"
     assert "on Friday (2026-06-05)" in llm.prompts[0]
@@ -62,7 +62,7 @@ def test_a_model_that_is_down_leaves_the_metadata_answer() -> None:
     )
     search, load = setup(memory)
     llm = ScriptedLLM(default=LLMUnavailable("no model"))
-    answer = recall("When did we deploy the ledger fix?", search, load, AS_OF, llm)  # type: ignore[arg-type]
+    answer = recall("When did we deploy the ledger fix?", search, load, AS_OF, llm)
     assert answer.date == "2026-06-05" and not answer.used_llm
     assert any("no language model" in step for step in answer.reasoning)
 
@@ -73,11 +73,11 @@ def test_a_model_answer_outside_the_known_dates_is_refused() -> None:
     )
     search, load = setup(memory)
     llm = ScriptedLLM(default=json.dumps({"date": "1999-01-01", "confidence": 1, "reasoning": "x"}))
-    answer = recall("When did we deploy the ledger fix?", search, load, AS_OF, llm)  # type: ignore[arg-type]
+    answer = recall("When did we deploy the ledger fix?", search, load, AS_OF, llm)
     assert answer.date == "2026-06-05" and not answer.used_llm
 
 
 def test_nothing_found() -> None:
     search, load = setup()
-    answer = recall("When did it break?", search, load, AS_OF)  # type: ignore[arg-type]
+    answer = recall("When did it break?", search, load, AS_OF)
     assert answer.temporal_question and answer.date is None and answer.sources == []

@@ -4,11 +4,14 @@ per interval down to a floor, and cleanup archives (never deletes) what nobody n
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from app.composition import lifecycle_policy
+from app.settings import Settings
 from services.filters import MemoryFilter
-from services.memories.lifecycle import LAST_DECAY_KEY, Lifecycle, LifecyclePolicy
+from services.memories.lifecycle import LAST_DECAY_KEY, Lifecycle
 from services.storage.database import UsageEventRow
 from services.storage.memories import MemoryStore
 from services.types import Tier, UsageEvent
@@ -22,8 +25,9 @@ def ago(days: float) -> str:
 
 
 @pytest.fixture
-def lifecycle(store: MemoryStore) -> Lifecycle:
-    return Lifecycle(store, LifecyclePolicy())
+def lifecycle(store: MemoryStore, tmp_path: Path) -> Lifecycle:
+    """The lifecycle of the default settings (the schema holds the defaults)."""
+    return Lifecycle(store, lifecycle_policy(Settings(tmp_path / "settings.json", {})))
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.composition import Engram
 from services.memory import Memory
 from services.rem.actions import answer
 from services.rem.ops.clusters import missing_facts
@@ -135,8 +136,8 @@ def test_numbers_members_and_error_lines_are_not_themes(store: MemoryStore) -> N
     assert by_kind(extraction_findings(store, sessions(store, 6)), "theme") == []
 
 
-def test_accepting_a_theme_stores_the_pattern_linked_to_its_sources(engram: object) -> None:
-    service = engram.service  # type: ignore[attr-defined]
+def test_accepting_a_theme_stores_the_pattern_linked_to_its_sources(engram: Engram) -> None:
+    service = engram.service
     store = service.store
     sources = plant_theme(store, (0, 2, 4, 5))
     now = sessions(store, 6)
@@ -209,8 +210,8 @@ def test_todos_by_tag_and_phrase_but_not_archived_or_superseded(store: MemorySto
     assert sorted(i for f in found for i in f.memory_ids) == ["phrase", "tagged"]
 
 
-def test_answering_todos_archive_or_keep(engram: object) -> None:
-    service = engram.service  # type: ignore[attr-defined]
+def test_answering_todos_archive_or_keep(engram: Engram) -> None:
+    service = engram.service
     store = service.store
     add(store, "TODO: drop the legacy endpoint.", 0, id="done")
     add(store, "TODO: write the runbook.", 0, id="open")
@@ -324,9 +325,9 @@ def test_no_lesson_when_one_links_to_or_quotes_the_decision(store: MemoryStore) 
 
 
 def test_accepting_a_lesson_stores_it_linked_and_it_is_not_proposed_again(
-    engram: object,
+    engram: Engram,
 ) -> None:
-    service = engram.service  # type: ignore[attr-defined]
+    service = engram.service
     store = service.store
     plant_decision(store)
     add(store, "`fetch_fx_rates` served rates 2 h old.", 2, id="p1", type="pitfall")

@@ -17,7 +17,6 @@ from services.storage.database import SearchMetricRow
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.types import MemoryType, RetrievalMode
 from tests.fakes import BrokenEmbedder, HashEmbedder
-from tests.services.conftest import close_engram
 
 CORPUS: list[dict[str, Any]] = [
     {
@@ -222,7 +221,7 @@ def test_broken_embedder_falls_back_to_lexical_and_catches_up_later(data_dir: Pa
         flags = [json.loads(row.flags) for row in SearchMetricRow.select()]
         assert ["embedder_unavailable", "fallback_lexical"] in flags
     finally:
-        close_engram(broken)
+        broken.close()
 
     fixed = open_engram(data_dir, embedder=HashEmbedder())
     try:
@@ -232,7 +231,7 @@ def test_broken_embedder_falls_back_to_lexical_and_catches_up_later(data_dir: Pa
         assert ids(response) == [memory.id] and response.flags == []
         assert fixed.service.search("quokkas").flags == []
     finally:
-        close_engram(fixed)
+        fixed.close()
 
 
 def test_dropped_fts_falls_back_to_dense(loaded: Any, data_dir: Path) -> None:

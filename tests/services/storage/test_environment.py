@@ -23,7 +23,6 @@ from services.search.retrieval import RetrieverKind
 from services.storage.memories import MemoryStore
 from tests.fakes import HashEmbedder
 from tests.services.builders import make_memory
-from tests.services.conftest import close_engram
 
 ROOT = Path(__file__).resolve().parents[3]
 _CAPS_GRANTING_WRITE = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
@@ -212,7 +211,7 @@ def test_search_works_while_another_process_writes(data_dir: Path, locker: list[
         engram.service.add({"content": "now it works"})
         assert engram.store.count() == 2
     finally:
-        close_engram(engram)
+        engram.close()
 
 
 # --- corrupt --------------------------------------------------------------------------------------

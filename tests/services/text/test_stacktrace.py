@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.search.retrieval import MAX_QUERY_EMBED_CHARS, focused_query
-from services.text.stacktrace import key_line
+from services.text.stacktrace import error_in_text, key_line
 
 PYTHON = (
     "Traceback (most recent call last):\n"
@@ -63,8 +63,6 @@ def test_key_line_is_one_of_the_lines(text: str) -> None:
 
 
 def test_errors_in_copied_text() -> None:
-    from services.text.stacktrace import error_in_text
-
     trace = (
         "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'x'"
     )

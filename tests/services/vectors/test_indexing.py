@@ -14,7 +14,6 @@ from services.search.retrieval import RetrieverKind
 from services.vectors.index import VectorItem, collection_name
 from services.vectors.indexing import ACTIVE_MODEL_KEY, Indexer, ModelChange, memory_embedding_text
 from tests.fakes import BrokenEmbedder, HashEmbedder
-from tests.services.conftest import close_engram
 
 TOPICS = [
     "alpaca wool",
@@ -111,7 +110,7 @@ def test_lost_chroma_folder_is_rebuilt_without_losing_memories(data_dir: Path) -
         }
     ).id
     records = {m.id: m for m in engram.store.iter_all()}
-    close_engram(engram)
+    engram.close()
 
     shutil.rmtree(data_dir / "chroma")
 
@@ -129,7 +128,7 @@ def test_lost_chroma_folder_is_rebuilt_without_losing_memories(data_dir: Path) -
         assert dense_ids(engram, "lighthouse", 1) == [long_id]
         assert engram.start_up().queued == 0
     finally:
-        close_engram(engram)
+        engram.close()
 
 
 def test_reindex_rebuilds_everything(engram: Any) -> None:
@@ -223,7 +222,7 @@ def test_model_change_serves_old_vectors_until_complete(data_dir: Path) -> None:
             "project": "p",
         }
     ).id
-    close_engram(engram)
+    engram.close()
 
     engram = open_engram(data_dir, embedder=new, serving=old)
     try:
@@ -254,7 +253,7 @@ def test_model_change_serves_old_vectors_until_complete(data_dir: Path) -> None:
         assert engram.vectors.count("hash-b") == engram.store.expected_vector_count("hash-b")
         assert engram.store.pending_count("hash-b") == 0
     finally:
-        close_engram(engram)
+        engram.close()
 
     engram = open_engram(data_dir, embedder=new)
     try:
@@ -266,7 +265,7 @@ def test_model_change_serves_old_vectors_until_complete(data_dir: Path) -> None:
         assert dense_ids(engram, "lava", 1) == [long_id]
         assert len(engram.vectors.query("hash-b", new.embed(["x"])[0], 1, None)[0:1]) == 1
     finally:
-        close_engram(engram)
+        engram.close()
 
 
 def test_memory_embedding_text() -> None:
