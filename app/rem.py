@@ -7,21 +7,20 @@ import threading
 from datetime import datetime
 from typing import Any
 
-from services.rem.cycle import RemContext
+from services.rem.context import RemContext
 from services.rem.schedule import Due, Schedule, due_operations, parse_schedule
 
 
 def schedules(settings: Any) -> dict[str, Schedule]:
     """Each operation's schedule (`rem.schedule.<op>` settings)."""
     from app.settings import SCHEMA
-    from services.rem.cycle import OPERATIONS
-    from services.rem.schedule import DEFAULT_SCHEDULES
+    from services.rem.registry import OPERATIONS
 
     keys = {setting.key for setting in SCHEMA}
     return {
-        op: parse_schedule(settings.get(f"rem.schedule.{op}"))
-        if f"rem.schedule.{op}" in keys
-        else DEFAULT_SCHEDULES.get(op, Schedule("interval"))
+        op.name: parse_schedule(settings.get(f"rem.schedule.{op.name}"))
+        if f"rem.schedule.{op.name}" in keys
+        else op.schedule
         for op in OPERATIONS
     }
 
@@ -51,12 +50,12 @@ def operations_due(
     engram: Any, ops: list[str] | None = None, now: datetime | None = None
 ) -> list[Due]:
     """Whether each operation (default: all) is due, and why."""
-    from services.rem.cycle import OPERATIONS
+    from services.rem.registry import names
 
     return due_operations(
         engram.store,
-        list(ops or OPERATIONS),
+        list(ops or names()),
         now,
         float(engram.settings.get("rem.session_gap_minutes")),
-        schedules(engram.settings),
+        schedules=schedules(engram.settings),
     )

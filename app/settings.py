@@ -89,35 +89,23 @@ class Setting:
         return value
 
 
-_OPERATION_WORDS = {
-    "retention": "retention and tiers",
-    "staleness": "the staleness scan",
-    "duplicates": "duplicate detection",
-    "contradictions": "judging contradiction candidates",
-    "facts": "reading structured facts (key, value, scope) from memories",
-    "links": "linking related memories",
-    "communities": "community detection",
-    "extraction": "knowledge extraction (suggestions)",
-    "clusters": "cluster summaries (the context summary)",
-    "episodes": "episode summary levels",
-}
-
-
 def _schedule_settings() -> tuple[Setting, ...]:
-    """One `rem.schedule.<operation>` setting per consolidation operation."""
-    from services.rem.schedule import DEFAULT_SCHEDULES, parse_schedule
+    """One `rem.schedule.<operation>` setting per consolidation operation (as
+    `services.rem.registry` declares them)."""
+    from services.rem.registry import OPERATIONS
+    from services.rem.schedule import parse_schedule
 
     return tuple(
         Setting(
-            f"rem.schedule.{op}",
+            f"rem.schedule.{op.name}",
             str,
-            schedule.spec(),
-            f"When {_OPERATION_WORDS.get(op, op)} runs: 'linear N' (every N work sessions), "
+            op.schedule.spec(),
+            f"When {op.description} runs: 'linear N' (every N work sessions), "
             "'fibonacci' (sessions 5, 8, 13…), 'logarithmic BASE SCALE' or 'interval'; "
             "a last 'NNh' sets the hours after which it runs anyway",
             check=lambda value: parse_schedule(str(value)).spec(),
         )
-        for op, schedule in DEFAULT_SCHEDULES.items()
+        for op in OPERATIONS
     )
 
 

@@ -30,10 +30,11 @@ from pathlib import Path
 from corpus import WORK, corpus, embedded_data_dir, engram, read_jsonl, table, update_doc
 from staleness import load_usage
 
-from services.rem.cycle import APPLIED_AT_ONCE, OPERATIONS, describe_changes
+from services.rem.cycle import describe_changes
+from services.rem.registry import find_operation, names
 
 AS_OF = "2026-10-31T23:59:59+00:00"
-OPS = list(OPERATIONS)  # the whole cycle, in its order
+OPS = names()  # the whole cycle, in its order
 TARGET_SIZE = 1000
 TARGET_SECONDS = 120.0
 
@@ -83,14 +84,15 @@ def kinds(operation: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counted.items())) or "—"
 
 
-def outcome(operation: dict) -> str:
+def outcome(report: dict) -> str:
     """Findings by kind, or what an operation that applies itself changed."""
-    if operation["op"] == "retention":
-        moved = ", ".join(f"→ {k} {v}" for k, v in sorted(operation["changes"].items()))
+    if report["op"] == "retention":
+        moved = ", ".join(f"→ {k} {v}" for k, v in sorted(report["changes"].items()))
         return f"tiers {moved or 'unchanged'}"
-    if operation["op"] in APPLIED_AT_ONCE:
-        return describe_changes(operation["op"], operation["changes"]) or "no change"
-    return f"{len(operation['findings'])} ({kinds(operation)})"
+    declared = find_operation(report["op"])
+    if declared is not None and declared.applies_itself:
+        return describe_changes(report["op"], report["changes"]) or "no change"
+    return f"{len(report['findings'])} ({kinds(report)})"
 
 
 def measure(size: int, ops: list[str]) -> dict:

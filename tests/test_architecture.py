@@ -257,12 +257,6 @@ SQL_NOT_YET_MOVED = {
     "services.knowledge.lessons",
     "services.knowledge.project_context",
     "services.memories.lifecycle",
-    "services.rem.actions",
-    "services.rem.cycle",
-    "services.rem.ops.extraction",
-    "services.rem.ops.graph",
-    "services.rem.ops.retention",
-    "services.rem.schedule",
     "services.text.lesson_text",
     "app.cli.maintenance",
 }

@@ -51,10 +51,11 @@ def run(
     the configured LLM (llm.* settings) when it works, else summaries derived from the
     memories; their facts are kept either way. --auto never applies extraction's
     suggestions."""
-    from services.rem.cycle import OPERATIONS, describe_changes, run_operations
+    from services.rem.cycle import run_operations
+    from services.rem.registry import names
 
     context = _context(state, project, as_of)
-    selected = list(ops) or list(OPERATIONS)
+    selected = list(ops) or names()
     if only_due:
         from app.rem import operations_due
 
@@ -70,8 +71,8 @@ def run(
         status = f"failed: {report.error}" if report.error else f"{len(report.findings)} findings"
         applied = f", {report.applied} applied" if auto else ""
         click.echo(f"{report.op}: {status}{applied} ({report.seconds:.2f} s)")
-        if report.changes:
-            click.echo(f"  {describe_changes(report.op, report.changes)}")
+        if report.outcome is not None and report.changes:
+            click.echo(f"  {report.outcome.describe()}")
         for finding in report.findings[:20]:
             click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
 
@@ -101,7 +102,7 @@ def report(state: CliState, as_json: bool) -> None:
     """Findings waiting for an answer, what ran when and what it changed, and the
     communities of related memories."""
     from services.rem.cycle import describe_changes, last_runs
-    from services.rem.ops.graph import stored_communities
+    from services.storage.communities import stored_communities
     from services.storage.findings import FindingStore
 
     context = _context(state)

@@ -4,17 +4,25 @@ Work is counted in work sessions: stretches of activity (memories written, memor
 retrieved, cited or used) separated by at least 30 idle minutes. Each operation has a
 session strategy — linear (every N sessions), fibonacci (at session 5, 8, 13, 21, 34…),
 logarithmic (frequent early, sparse later) — and a time interval (default 24 h) after
-which it is due anyway. What ran when lives in the `rem_run` table.
+which it is due anyway. What ran when lives in the `rem_run` table
+(`services.storage.rem_runs`); each operation's default schedule is declared with it in
+`services.rem.registry`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from services.memory import parse_time
-from services.storage.memories import MemoryStore
+from services.storage.rem_runs import last_done
+from services.storage.usage import activity_times
+
+if TYPE_CHECKING:
+    from services.storage.memories import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -45,22 +53,6 @@ class Schedule:
                 f"or every {self.interval_hours:g} h"
             )
         return f"every {self.interval_hours:g} h"
-
-
-DEFAULT_SCHEDULES: dict[str, Schedule] = {
-    "retention": Schedule("interval", interval_hours=24),
-    "staleness": Schedule("linear", every=5),
-    "duplicates": Schedule("linear", every=10),
-    # Cheap without a model (a few seconds at 2k memories) and it feeds tier 1 of the
-    # context: after every other work session, or every 12 h.
-    "contradictions": Schedule("linear", every=2, interval_hours=12),
-    "facts": Schedule("linear", every=2, interval_hours=12),  # before contradictions
-    "links": Schedule("linear", every=5),
-    "communities": Schedule("fibonacci"),
-    "extraction": Schedule("logarithmic", base=10, scale=2),
-    "clusters": Schedule("linear", every=20),  # the context summaries
-    "episodes": Schedule("interval", interval_hours=24),
-}
 
 
 _ARGUMENTS = {"linear": 1, "fibonacci": 0, "logarithmic": 2, "interval": 0}
@@ -122,10 +114,7 @@ def work_sessions(
 ) -> list[datetime]:
     """Start times of the work sessions, oldest first."""
     until = until or datetime.now(UTC)
-    rows = store.database.execute_sql(
-        "SELECT created_at FROM memory UNION ALL SELECT at FROM usage_event"
-    ).fetchall()
-    times = sorted(t for t in (parse_time(r[0]) for r in rows) if t <= until)
+    times = sorted(t for t in (parse_time(at) for at in activity_times(store)) if t <= until)
     starts: list[datetime] = []
     gap = timedelta(minutes=gap_minutes)
     previous: datetime | None = None
@@ -180,14 +169,14 @@ def due_operations(
     ops: list[str],
     now: datetime | None = None,
     gap_minutes: float = 30.0,
-    schedules: dict[str, Schedule] = DEFAULT_SCHEDULES,
+    *,
+    schedules: Mapping[str, Schedule],
 ) -> list[Due]:
+    """Whether each of `ops` is due by its schedule (an operation without one: every
+    24 h), and why."""
     now = now or datetime.now(UTC)
     sessions = work_sessions(store, gap_minutes, now)
-    rows = store.database.execute_sql(
-        "SELECT op, max(started_at) FROM rem_run WHERE status = 'done' GROUP BY op"
-    ).fetchall()
-    last = {str(op): parse_time(at) for op, at in rows if at}
+    last = {op: parse_time(at) for op, at in last_done(store).items()}
     return [
         is_due(op, schedules.get(op, Schedule("interval")), sessions, last.get(op), now)
         for op in ops

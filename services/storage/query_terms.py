@@ -25,11 +25,16 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections import defaultdict
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from services.memory import Memory
 from services.storage.database import MetaRow
 from services.text.words import STOPWORDS, code_spans
+
+if TYPE_CHECKING:
+    from services.storage.memories import MemoryStore
 
 SALT_KEY = "query_term_salt"
 MIN_TERM_CHARS = 3
@@ -157,3 +162,31 @@ def stored_term_salt() -> str | None:
     """The salt, or None when no search has been recorded yet."""
     row = MetaRow.get_or_none(MetaRow.key == SALT_KEY)
     return None if row is None else str(row.value)
+
+
+# -- reading the recorded terms (`services.storage.metrics` writes them) ----------------
+
+
+def term_counts(store: MemoryStore, first_day: str, last_day: str, term: str) -> dict[str, int]:
+    """How often `term` was recorded from `first_day` to `last_day` (ISO dates, both
+    included), per project ('' for searches of all projects)."""
+    rows = store.database.execute_sql(
+        "SELECT project, SUM(count) FROM query_term WHERE day >= ? AND day <= ? AND term = ? "
+        "GROUP BY project",
+        [first_day, last_day, term],
+    ).fetchall()
+    return {str(project): int(total) for project, total in rows}
+
+
+def terms_by_project(
+    store: MemoryStore, first_day: str, last_day: str, excluding: str
+) -> dict[str, set[str]]:
+    """The (hashed) terms recorded from `first_day` to `last_day`, per project, all but
+    `excluding`."""
+    terms: dict[str, set[str]] = defaultdict(set)
+    for project, term in store.database.execute_sql(
+        "SELECT DISTINCT project, term FROM query_term WHERE day >= ? AND day <= ? AND term != ?",
+        [first_day, last_day, excluding],
+    ):
+        terms[str(project)].add(str(term))
+    return dict(terms)

@@ -88,7 +88,7 @@ def test_paused_never_starts(qtbot: Any) -> None:
 def test_desktop_runs_due_operations_in_order(data_dir: Path) -> None:
     from app.composition import open_engram
     from app.desktop import Desktop
-    from services.rem.cycle import OPERATIONS
+    from services.rem.registry import names
     from tests.fakes import HashEmbedder
 
     engram = open_engram(data_dir, embedder=HashEmbedder())
@@ -97,9 +97,9 @@ def test_desktop_runs_due_operations_in_order(data_dir: Path) -> None:
     desktop = Desktop(data_dir, engram)
     notes: list[str] = []
     reports = desktop.run_due_operations(threading.Event(), notes.append)
-    assert [r.op for r in reports] == list(OPERATIONS)  # all due: never ran
+    assert [r.op for r in reports] == names()  # all due: never ran
     assert len(desktop.pending_findings()) == 1  # a finding, not applied
-    assert notes[0].startswith(f"consolidating: retention (1/{len(OPERATIONS)}")
+    assert notes[0].startswith(f"consolidating: retention (1/{len(names())}")
     stopped = threading.Event()
     stopped.set()
     assert desktop.run_due_operations(stopped, notes.append) == []  # nothing due, or stopped
@@ -113,6 +113,7 @@ def test_a_returning_user_stops_the_model_call_itself(data_dir: Path) -> None:
     from app.rem import rem_context
     from services.llm.base import LLMCancelled
     from services.rem.cycle import run_operations
+    from services.rem.registry import default_schedules
     from services.rem.schedule import due_operations
     from tests.fakes import HashEmbedder, ScriptedLLM
 
@@ -130,6 +131,6 @@ def test_a_returning_user_stops_the_model_call_itself(data_dir: Path) -> None:
     assert report.cancelled and report.error and report.error.startswith("cancelled")
     status = engram.store.database.execute_sql("SELECT status FROM rem_run").fetchall()
     assert status == [("cancelled",)]
-    (due,) = due_operations(engram.store, ["facts"])
+    (due,) = due_operations(engram.store, ["facts"], schedules=default_schedules())
     assert due.due and due.reason == "never ran"  # runs again next time
     engram.close()

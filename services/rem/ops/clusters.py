@@ -28,6 +28,7 @@ from services.rem.ops.duplicates import (
     same_fact,
     similar_pairs,
 )
+from services.rem.results import EpisodeLevels
 from services.storage.findings import Finding, Option
 from services.storage.memories import MemoryStore, current_by_project
 from services.types import MemoryType
@@ -221,7 +222,7 @@ def cluster_findings(
     return findings
 
 
-def episode_levels(store: MemoryStore, now: datetime | None = None) -> dict[str, int]:
+def episode_levels(store: MemoryStore, now: datetime | None = None) -> EpisodeLevels:
     """Episodes older than 7 days get a summary, older than 30 a compressed form."""
     now = now or datetime.now(UTC)
     changed = {"summary": 0, "compressed": 0}
@@ -239,4 +240,4 @@ def episode_levels(store: MemoryStore, now: datetime | None = None) -> dict[str,
                 store.update(memory.id, changes)
                 for key in changes:
                     changed[key] += 1
-    return changed
+    return EpisodeLevels(**changed)

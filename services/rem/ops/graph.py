@@ -28,6 +28,9 @@ from networkx.algorithms.community import louvain_communities
 
 from services.memory import Memory, now_iso
 from services.rem.ops.duplicates import code_names, similar_pairs
+from services.rem.results import CommunityReport, LinkCounts
+from services.storage import links as link_table
+from services.storage.communities import CommunityRow, project_communities, replace_communities
 from services.storage.memories import MemoryStore, current_by_project
 from services.text.words import sha256_hex
 from services.vectors.index import VectorIndex
@@ -45,10 +48,6 @@ CENTRAL_MEMBERS = 8  # the members a community summary is written from
 MAX_LLM_COMMUNITY_SUMMARIES = 2  # per run; the rest get a derived summary
 LLM_SECONDS = 20.0  # model time per run, whatever the load
 KIND_WEIGHT = {"consolidates": 1.0, "supersedes": 1.0}
-
-
-def _execute(store: MemoryStore, sql: str, params: list[Any] | None = None) -> Any:
-    return store.database.execute_sql(sql, params or [])
 
 
 def related_pairs(memories: list[Memory], vectors: dict[str, Any]) -> dict[tuple[str, str], float]:
@@ -84,7 +83,7 @@ def strongest(weights: dict[tuple[str, str], float], limit: int) -> dict[tuple[s
 
 def refresh_links(
     store: MemoryStore, vectors: VectorIndex, model_id: str, project: str | None = None
-) -> dict[str, int]:
+) -> LinkCounts:
     """Recompute the related links of every project (or `project`) and add the
     supersedes links; returns the counts."""
     by_project = current_by_project(store, project)
@@ -103,40 +102,19 @@ def refresh_links(
     current = {m.id for ms in by_project.values() for m in ms}
     at = now_iso()
     with store.writing():
-        before = {
-            (str(s), str(t))
-            for s, t in _execute(
-                store, "SELECT source, target FROM memory_link WHERE kind = 'related'"
-            ).fetchall()
-        }
+        before = link_table.related_pairs(store)
         stale = [pair for pair in before if pair[0] in current or project is None]
         stale = [pair for pair in stale if pair not in related]
-        for source, target in stale:
-            _execute(
-                store,
-                "DELETE FROM memory_link WHERE source = ? AND target = ? AND kind = 'related'",
-                [source, target],
-            )
+        link_table.remove_related(store, stale)
         added = [pair for pair in related if pair not in before]
-        _execute_many(store, [(a, b, "related", at) for a, b in added])
-        _execute_many(store, [(a, b, "supersedes", at) for a, b in sorted(supersedes)])
-    return {
-        "related": len(related),
-        "related_added": len(added),
-        "related_removed": len(stale),
-        "supersedes": len(supersedes),
-    }
-
-
-def _execute_many(store: MemoryStore, rows: list[tuple[str, str, str, str]]) -> None:
-    for start in range(0, len(rows), 200):
-        batch = rows[start : start + 200]
-        marks = ", ".join("(?,?,?,?)" for _ in batch)
-        _execute(
-            store,
-            f"INSERT OR IGNORE INTO memory_link (source, target, kind, created_at) VALUES {marks}",
-            [value for row in batch for value in row],
-        )
+        link_table.add_links(store, [(a, b, "related", at) for a, b in added])
+        link_table.add_links(store, [(a, b, "supersedes", at) for a, b in sorted(supersedes)])
+    return LinkCounts(
+        related=len(related),
+        related_added=len(added),
+        related_removed=len(stale),
+        supersedes=len(supersedes),
+    )
 
 
 def link_graph(store: MemoryStore, memories: list[Memory]) -> nx.Graph:
@@ -145,9 +123,7 @@ def link_graph(store: MemoryStore, memories: list[Memory]) -> nx.Graph:
     ids = {m.id for m in memories}
     graph = nx.Graph()
     graph.add_nodes_from(sorted(ids))
-    for source, target, kind in _execute(
-        store, "SELECT source, target, kind FROM memory_link ORDER BY source, target"
-    ).fetchall():
+    for source, target, kind in link_table.all_links(store):
         if source in ids and target in ids and source != target:
             weight = KIND_WEIGHT.get(kind, 0.8)
             if graph.has_edge(source, target):
@@ -263,20 +239,12 @@ def summarise(
 
 def detect_communities(
     store: MemoryStore, project: str | None = None, llm: Any | None = None, seed: int = 42
-) -> dict[str, Any]:
+) -> CommunityReport:
     """Louvain communities of each project's link graph, compared with the stored ones
     and stored in their place; returns the report."""
-    report: dict[str, Any] = {
-        "communities": 0,
-        "new": [],
-        "merged": [],
-        "split": [],
-        "gone": [],
-        "orphans": 0,
-        "orphan_ids": [],
-        "small": 0,
-        "llm_summaries": 0,
-    }
+    count = orphan_count = small = llm_summaries = 0
+    changes_seen: dict[str, list[Any]] = {"new": [], "merged": [], "split": [], "gone": []}
+    orphan_ids: list[str] = []
     at = now_iso()
     for name, memories in sorted(
         current_by_project(store, project).items(), key=lambda item: item[0] or ""
@@ -291,64 +259,36 @@ def detect_communities(
             else []
         )
         large = [set(c) for c in found if len(c) >= MIN_COMMUNITY]
-        rows = _execute(
-            store,
-            "SELECT id, members, created_at, summary FROM community WHERE project IS ?",
-            [name],
-        ).fetchall()
-        previous = {str(cid): set(json.loads(members)) for cid, members, _, _ in rows}
-        created = {str(cid): str(when) for cid, _, when, _ in rows}
-        summaries = {str(cid): str(summary) for cid, _, _, summary in rows}
+        rows = project_communities(store, name)
+        previous = {row.id: set(row.members) for row in rows}
+        created = {row.id: row.created_at for row in rows}
+        summaries = {row.id: row.summary for row in rows}
         communities, changes = compare(previous, large, name)
         changed = set(changes["new"]) | {m["community"] for m in changes["merged"]}
         changed |= {p for s in changes["split"] for p in s["into"]}
-        report["llm_summaries"] += summarise(
-            communities, by_id, graph, llm, changed, previous, summaries
+        llm_summaries += summarise(communities, by_id, graph, llm, changed, previous, summaries)
+        replace_communities(
+            store,
+            name,
+            [
+                CommunityRow(c.id, name, c.members, c.label, c.summary, created.get(c.id, at), at)
+                for c in communities
+            ],
         )
-        with store.writing():
-            _execute(store, "DELETE FROM community WHERE project IS ?", [name])
-            for community in communities:
-                _execute(
-                    store,
-                    "INSERT INTO community (id, project, members, size, label, summary, "
-                    "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
-                    [
-                        community.id,
-                        name,
-                        json.dumps(community.members),
-                        len(community.members),
-                        community.label,
-                        community.summary,
-                        created.get(community.id, at),
-                        at,
-                    ],
-                )
-        report["communities"] += len(communities)
-        for key in ("new", "merged", "split", "gone"):
-            report[key].extend(changes[key])
-        report["orphans"] += len(orphans)
-        report["orphan_ids"].extend(orphans)
-        report["small"] += len(found) - len(large)
-    report["orphan_ids"] = report["orphan_ids"][:20]
-    return report
-
-
-def stored_communities(store: MemoryStore, project: str | None = None) -> list[dict[str, Any]]:
-    """The communities of the last run, largest first."""
-    sql = "SELECT id, project, size, label, summary, members FROM community"
-    params: list[Any] = []
-    if project is not None:
-        sql += " WHERE project = ?"
-        params.append(project)
-    rows = _execute(store, sql + " ORDER BY size DESC, id", params).fetchall()
-    return [
-        {
-            "id": cid,
-            "project": proj,
-            "size": size,
-            "label": label,
-            "summary": summary,
-            "members": json.loads(members),
-        }
-        for cid, proj, size, label, summary, members in rows
-    ]
+        count += len(communities)
+        for key, seen in changes_seen.items():
+            seen.extend(changes[key])
+        orphan_count += len(orphans)
+        orphan_ids.extend(orphans)
+        small += len(found) - len(large)
+    return CommunityReport(
+        communities=count,
+        new=changes_seen["new"],
+        merged=changes_seen["merged"],
+        split=changes_seen["split"],
+        gone=changes_seen["gone"],
+        orphans=orphan_count,
+        orphan_ids=orphan_ids[:20],
+        small=small,
+        llm_summaries=llm_summaries,
+    )

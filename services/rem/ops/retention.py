@@ -28,10 +28,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from services.memory import Memory, parse_time
+from services.rem.results import TierMoves
 from services.storage.findings import Finding, Option
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SEARCHES_TERM
-from services.storage.query_terms import hash_term, stored_term_salt, trigger_word_forms
+from services.storage.query_terms import (
+    hash_term,
+    stored_term_salt,
+    term_counts,
+    terms_by_project,
+    trigger_word_forms,
+)
+from services.storage.tiers import set_tiers
+from services.storage.usage import usage_events
 from services.types import Tier
 
 PINNED_TAG = "pinned"
@@ -64,9 +73,7 @@ class UsageSummary:
 
 def usage_by_memory(store: MemoryStore, until: datetime) -> dict[str, UsageSummary]:
     """What the usage log says about each memory, up to `until` (ignores don't count)."""
-    rows = store.database.execute_sql(
-        "SELECT memory_id, event, at FROM usage_event WHERE event != 'ignored'"
-    ).fetchall()
+    rows = usage_events(store, excluding=["ignored"])
     last: dict[str, datetime] = {}
     cited: dict[str, datetime] = {}
     count: dict[str, int] = defaultdict(int)
@@ -105,7 +112,7 @@ def tier_for(value: float, policy: RetentionPolicy) -> Tier:
 
 def apply_tiers(
     store: MemoryStore, now: datetime | None = None, policy: RetentionPolicy = RetentionPolicy()
-) -> dict[str, int]:
+) -> TierMoves:
     """Recompute every current memory's tier; returns how many moved to each tier."""
     now = now or datetime.now(UTC)
     usage = usage_by_memory(store, now)
@@ -119,15 +126,8 @@ def apply_tiers(
             target = tier_for(retention(memory, usage.get(memory.id), now, policy), policy)
         if target is not memory.tier:
             moves[target.value].append(memory.id)
-    with store.writing():
-        for tier, ids in moves.items():
-            for start in range(0, len(ids), 500):
-                batch = ids[start : start + 500]
-                marks = ", ".join("?" for _ in batch)
-                store.database.execute_sql(
-                    f"UPDATE memory SET tier = ? WHERE id IN ({marks})", [tier, *batch]
-                )
-    return {tier: len(ids) for tier, ids in moves.items()}
+    set_tiers(store, moves)
+    return TierMoves({tier: len(ids) for tier, ids in moves.items()})
 
 
 ARCHIVE_OPTIONS = [
@@ -232,22 +232,12 @@ class RecentSearches:
     def load(cls, store: MemoryStore, now: datetime) -> RecentSearches:
         first = (now - timedelta(days=RECENT_SEARCH_DAYS)).date().isoformat()
         last = now.date().isoformat()
-        window = "day >= ? AND day <= ?"
         salt = stored_term_salt()
-        rows = store.database.execute_sql(
-            f"SELECT project, SUM(count) FROM query_term WHERE {window} AND term = ? "
-            "GROUP BY project",
-            [first, last, SEARCHES_TERM],
-        ).fetchall()
-        counts = {str(project): int(total) for project, total in rows}
-        terms: dict[str, set[str]] = defaultdict(set)
+        counts = term_counts(store, first, last, SEARCHES_TERM)
+        terms: dict[str, set[str]] = {}
         if salt is not None and any(n >= MIN_RECENT_SEARCHES for n in cls._totals(counts)):
-            for project, term in store.database.execute_sql(
-                f"SELECT DISTINCT project, term FROM query_term WHERE {window} AND term != ?",
-                [first, last, SEARCHES_TERM],
-            ):
-                terms[str(project)].add(str(term))
-        searches = cls(salt, counts, dict(terms))
+            terms = terms_by_project(store, first, last, excluding=SEARCHES_TERM)
+        searches = cls(salt, counts, terms)
         if terms:
             searches.count_words(store)
         return searches

@@ -14,6 +14,7 @@ from services.rem.ops.clusters import (
     missing_facts,
     write_summary,
 )
+from services.rem.results import EpisodeLevels
 from services.storage.findings import FindingStore
 from tests.fakes import ScriptedLLM
 from tests.services.builders import make_memory
@@ -112,11 +113,11 @@ def test_episodes_get_levels_by_age(engram: object) -> None:
                 created_at=(now - timedelta(days=days)).isoformat(),
             )
         )
-    assert episode_levels(store, now) == {"summary": 2, "compressed": 1}
+    assert episode_levels(store, now) == EpisodeLevels(summary=2, compressed=1)
     assert store.get("fresh").summary is None
     assert store.get("week").summary and store.get("week").compressed is None
     assert store.get("month").summary and store.get("month").compressed
-    assert episode_levels(store, now) == {"summary": 0, "compressed": 0}
+    assert episode_levels(store, now) == EpisodeLevels(summary=0, compressed=0)
 
 
 def test_model_time_per_run_is_capped_whatever_the_load(monkeypatch: object) -> None:

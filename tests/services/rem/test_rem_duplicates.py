@@ -99,7 +99,7 @@ def test_a_failing_merge_changes_nothing(
     def broken(*_args: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("services.rem.actions.link", broken)
+    monkeypatch.setattr("services.rem.option_actions.add_link", broken)
     with pytest.raises(RuntimeError):
         answer(context.service, findings, finding, "merge")
     store = context.service.store

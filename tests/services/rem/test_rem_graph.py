@@ -13,8 +13,9 @@ from services.rem.ops.graph import (
     compare,
     detect_communities,
     refresh_links,
-    stored_communities,
 )
+from services.rem.results import CommunityReport
+from services.storage.communities import stored_communities
 from tests.fakes import ScriptedLLM
 
 
@@ -46,10 +47,10 @@ def test_rare_shared_names_and_supersession_become_links(context: RemContext) ->
     assert not any("alone" in (s, t) for s, t, _ in related)
     assert not any(s[0] != t[0] for s, t, _ in related if {s[0], t[0]} <= {"r", "c"})
     assert ("new", "r0", "supersedes") in links(context, "supersedes")
-    assert counts["related"] == len(related) and counts["supersedes"] == 1
+    assert counts.related == len(related) and counts.supersedes == 1
 
     again = refresh_links(context.service.store, context.vectors, context.model_id)
-    assert again["related_added"] == 0 and again["related_removed"] == 0
+    assert again.related_added == 0 and again.related_removed == 0
 
 
 def test_links_go_when_they_stop_holding_or_their_memory_is_deleted(
@@ -59,7 +60,7 @@ def test_links_go_when_they_stop_holding_or_their_memory_is_deleted(
     refresh_links(context.service.store, context.vectors, context.model_id)
     context.service.edit("r3", {"content": "Nothing about refunds any more."})
     counts = refresh_links(context.service.store, context.vectors, context.model_id)
-    assert counts["related_removed"] >= 1
+    assert counts.related_removed >= 1
     assert not any("r3" in (s, t) for s, t, _ in links(context))
     context.service.delete("r0")
     assert not any("r0" in (s, t) for s, t, _ in links(context))
@@ -94,19 +95,19 @@ def test_communities_are_stored_keep_their_ids_and_change_no_memory(
     refresh_links(store, context.vectors, context.model_id)
     report = detect_communities(store)
     stored = stored_communities(store)
-    assert report["communities"] == 2 == len(stored)
+    assert report.communities == 2 == len(stored)
     assert {frozenset(c["members"]) for c in stored} == {
         frozenset(f"r{n}" for n in range(4)),
         frozenset(f"c{n}" for n in range(4)),
     }
-    assert report["orphans"] == 1 and report["orphan_ids"] == ["alone"]
-    assert len(report["new"]) == 2
+    assert report.orphans == 1 and report.orphan_ids == ["alone"]
+    assert len(report.new) == 2
     refunds = next(c for c in stored if "r0" in c["members"])
     assert "issue_refund" in refunds["label"] and "`issue_refund`" in refunds["summary"]
     assert {m.id: m for m in store.iter_all()} == before  # text about members only
 
     again = detect_communities(store)
-    assert again["new"] == [] and again["gone"] == []
+    assert again.new == [] and again.gone == []
     assert {c["id"] for c in stored_communities(store)} == {c["id"] for c in stored}
 
 
@@ -121,7 +122,7 @@ def test_off_topic_model_prose_is_not_a_community_summary(context: RemContext) -
     )
     llm = ScriptedLLM(default=smartphones)
     report = detect_communities(store, llm=llm)
-    assert report["llm_summaries"] == 0 and report["communities"] == 3
+    assert report.llm_summaries == 0 and report.communities == 3
     assert 0 < len(llm.prompts) <= MAX_LLM_COMMUNITY_SUMMARIES  # rejected answers count
     assert not any("smartphones" in c["summary"].lower() for c in stored_communities(store))
 
@@ -132,7 +133,8 @@ def test_the_cycle_runs_links_before_communities_and_records_the_result(
     two_groups(context)
     reports = run_operations(context, ["links", "communities"])
     assert [r.error for r in reports] == [None, None]
-    assert reports[1].changes["communities"] == 2
+    assert isinstance(reports[1].outcome, CommunityReport)
+    assert reports[1].outcome.communities == 2 == reports[1].changes["communities"]
     rows = context.service.store.database.execute_sql(
         "SELECT op, result FROM rem_run ORDER BY id"
     ).fetchall()
@@ -140,4 +142,4 @@ def test_the_cycle_runs_links_before_communities_and_records_the_result(
     assert json.loads(rows[1][1])["orphans"] == 1
 
     dry = run_operations(context, ["communities"], dry_run=True)
-    assert dry[0].changes == {}  # a dry run changes nothing, communities included
+    assert dry[0].outcome is None and dry[0].changes == {}  # a dry run changes nothing

@@ -15,6 +15,7 @@ from services.rem.ops.retention import (
     retention,
     staleness_findings,
 )
+from services.rem.results import TierMoves
 from services.storage.findings import FindingStore
 from services.storage.memories import MemoryStore
 from services.types import Tier
@@ -65,8 +66,8 @@ def test_tiers_follow_retention_pins_stay_hot_archived_stay(store: MemoryStore) 
         "gone": Tier.ARCHIVED,
         "used": Tier.HOT,
     }
-    assert sum(moved.values()) == 4  # new, pin and used were warm → hot; old → cold
-    assert apply_tiers(store, NOW) == {}  # applied once, nothing moves again
+    assert sum(moved.moved.values()) == 4  # new, pin and used were warm → hot; old → cold
+    assert apply_tiers(store, NOW) == TierMoves({})  # applied once, nothing moves again
 
 
 def test_staleness_flags_and_never_forgets_cited(store: MemoryStore) -> None:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.errors import UserInputError
+from services.rem.registry import default_schedules
 from services.rem.schedule import (
     Schedule,
     due_operations,
@@ -22,6 +23,7 @@ from services.storage.memories import MemoryStore
 from tests.services.builders import make_memory
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+SCHEDULES = default_schedules()
 
 
 def sessions(count: int) -> list[datetime]:
@@ -68,13 +70,13 @@ def test_the_time_interval_makes_anything_due() -> None:
 def test_due_operations_reads_the_run_table(store: MemoryStore) -> None:
     store.add(make_memory("x", created_at=T0.isoformat()))
     now = T0 + timedelta(hours=1)
-    dues = {d.op: d for d in due_operations(store, ["staleness"], now)}
+    dues = {d.op: d for d in due_operations(store, ["staleness"], now, schedules=SCHEDULES)}
     assert dues["staleness"].due and dues["staleness"].reason == "never ran"
     store.database.execute_sql(
         "INSERT INTO rem_run (op, started_at, seconds, findings, status) VALUES (?,?,?,?,?)",
         ["staleness", (T0 + timedelta(minutes=30)).isoformat(), 0.1, 0, "done"],
     )
-    assert not due_operations(store, ["staleness"], now)[0].due
+    assert not due_operations(store, ["staleness"], now, schedules=SCHEDULES)[0].due
 
 
 @pytest.mark.parametrize(
