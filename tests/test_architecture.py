@@ -251,14 +251,13 @@ def test_no_import_cycles_between_service_modules() -> None:
 
 
 SQL_NOT_YET_MOVED = {
-    "services.activity.prediction_sources",
     "services.knowledge.contradictions",
-    "services.knowledge.facts",
-    "services.knowledge.lessons",
-    "services.knowledge.project_context",
-    "services.memories.lifecycle",
-    "services.text.lesson_text",
-    "app.cli.maintenance",
+    "services.rem.actions",
+    "services.rem.cycle",
+    "services.rem.ops.extraction",
+    "services.rem.ops.graph",
+    "services.rem.ops.retention",
+    "services.rem.schedule",
 }
 SQL_CALL = ("execute(", "executemany(", "executescript(", "execute_sql(")
 

@@ -60,43 +60,22 @@ def reindex(state: CliState, as_json: bool) -> None:
 
 
 def _stats(state: CliState) -> dict[str, Any]:
+    from services.storage.stats import knowledge_counts, memories_by
+
     engram = state.engram(catch_up=False)
-    import peewee as pw
-
-    from services.storage.database import MemoryRow
-
-    def grouped(field: Any) -> dict[str, int]:
-        query = MemoryRow.select(field, pw.fn.COUNT(MemoryRow.id).alias("n")).group_by(field)
-        return {str(getattr(row, field.name)): int(row.n) for row in query}
-
     return {
         "data_dir": str(engram.data_dir),
         "memories": engram.store.count(),
         "searchable_now": engram.store.count(MemoryFilter()),
-        "by_project": grouped(MemoryRow.project),
-        "by_type": grouped(MemoryRow.type),
-        "by_tier": grouped(MemoryRow.tier),
+        "by_project": memories_by("project"),
+        "by_type": memories_by("type"),
+        "by_tier": memories_by("tier"),
         "waiting_for_embedding": engram.store.pending_count(engram.embedder.model_id),
         "embedding_model": engram.embedder.model_id,
         "embedding_dimension": engram.store.meta_get("embedder.active_dimension"),
         "searches": engram.metrics.summary(),
-        "knowledge": _knowledge_counts(engram.store),
+        "knowledge": knowledge_counts(engram.store),
     }
-
-
-def _knowledge_counts(store: Any) -> dict[str, int]:
-    """What consolidation and the what-holds-now tables hold, one count each."""
-    queries = {
-        "findings_waiting": "SELECT count(*) FROM finding WHERE status = 'pending'",
-        "contradictions_open": "SELECT count(*) FROM contradiction WHERE resolved_at IS NULL",
-        "superseded": "SELECT count(*) FROM memory WHERE superseded_by IS NOT NULL",
-        "facts": "SELECT count(*) FROM fact",
-        "lessons_versioned": "SELECT count(*) FROM lesson",
-        "dated_phrases": "SELECT count(*) FROM memory_time",
-        "communities": "SELECT count(*) FROM community",
-        "links": "SELECT count(*) FROM memory_link",
-    }
-    return {key: int(store.database.execute_sql(sql).fetchone()[0]) for key, sql in queries.items()}
 
 
 @cli.command()

@@ -8,7 +8,6 @@ activity log is evaluated event by event).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +17,7 @@ from typing import Any
 
 from services.filters import MemoryFilter
 from services.memory import Memory, now_iso
+from services.storage import usage
 from services.storage.memories import MemoryStore
 from services.text.identifiers import mentions
 from services.types import MemoryType
@@ -96,16 +96,7 @@ class PredictionSources:
         cached = self._file_refs.get(project)
         if cached is not None and cached[0] == generation:
             return cached[1]
-        sql = (
-            "SELECT id, file_refs FROM memory WHERE file_refs != '[]' "
-            "AND superseded_by IS NULL AND tier != 'archived'"
-        )
-        params: list[Any] = []
-        if project is not None:
-            sql += " AND project = ?"
-            params.append(project)
-        rows = self.store.database.execute_sql(sql, params).fetchall()
-        refs = [(str(memory_id), json.loads(raw)) for memory_id, raw in rows]
+        refs = self.store.current_file_refs(project)
         self._file_refs[project] = (generation, refs)
         return refs
 
@@ -142,15 +133,7 @@ class PredictionSources:
         self, branch: str, slug: str, project: str | None, before: datetime | None
     ) -> list[str]:
         """Memories recorded on `branch` or tagged with its slug."""
-        sql = (
-            "SELECT id FROM memory t1 WHERE (t1.branch = ? OR EXISTS (SELECT 1 FROM "
-            "json_each(t1.tags) WHERE value = ?))"
-        )
-        clause, params = self.store._filter_sql(self._filter(project, before))
-        rows = self.store.database.execute_sql(
-            f"{sql} AND {clause} ORDER BY t1.created_ts DESC LIMIT 200", [branch, slug, *params]
-        ).fetchall()
-        return [str(row[0]) for row in rows]
+        return self.store.on_branch(branch, slug, self._filter(project, before))
 
     def quoting(
         self, line: str, project: str | None, before: datetime | None, types: tuple[MemoryType, ...]
@@ -184,44 +167,17 @@ class PredictionSources:
         limit: int,
     ) -> list[Memory]:
         """The project's memories of `types`, most used and most confident first."""
-        flt = self._filter(project, before, types=types)
-        clause, params = self.store._filter_sql(flt)
-        from services.storage.memories import _COLUMNS, _ColumnRow, _row_to_memory
-
-        rows = self.store.database.execute_sql(
-            f"SELECT {_COLUMNS} FROM memory t1 WHERE {clause} ORDER BY "
-            "(t1.citation_count + t1.use_count) DESC, t1.confidence DESC, t1.created_ts DESC "
-            "LIMIT ?",
-            [*params, limit],
-        ).fetchall()
-        return [_row_to_memory(_ColumnRow(*values)) for values in rows]
+        return self.store.most_used(self._filter(project, before, types=types), limit)
 
     def topics(self, project: str | None, before: datetime | None, limit: int) -> list[str]:
         """The project's most frequent tags: what the user can ask about."""
-        clause, params = self.store._filter_sql(self._filter(project, before))
-        rows = self.store.database.execute_sql(
-            "SELECT value, count(*) AS uses FROM memory t1, json_each(t1.tags) "
-            f"WHERE {clause} GROUP BY value ORDER BY uses DESC, value LIMIT ?",
-            [*params, limit * 3],
-        ).fetchall()
-        counts = Counter({str(tag): int(uses) for tag, uses in rows})
+        counts = Counter(dict(self.store.tag_counts(self._filter(project, before), limit * 3)))
         return [tag for tag, _ in counts.most_common(limit)]
 
     def used_at_hour(self, project: str | None, hour: int, limit: int) -> list[str]:
         """Workflows the user retrieved, cited or used within an hour of `hour` (UTC)."""
         hours = [f"{(hour + delta) % 24:02d}" for delta in (-1, 0, 1)]
-        sql = (
-            "SELECT u.memory_id, count(*) AS uses FROM usage_event u JOIN memory m "
-            "ON m.id = u.memory_id WHERE m.type = 'workflow' AND m.superseded_by IS NULL "
-            "AND u.event != 'ignored' AND substr(u.at, 12, 2) IN (?, ?, ?)"
-        )
-        params: list[Any] = list(hours)
-        if project is not None:
-            sql += " AND m.project = ?"
-            params.append(project)
-        sql += " GROUP BY u.memory_id ORDER BY uses DESC LIMIT ?"
-        rows = self.store.database.execute_sql(sql, [*params, limit]).fetchall()
-        return [str(row[0]) for row in rows]
+        return usage.workflows_used_at(self.store, hours, project, limit)
 
     # --- learning ------------------------------------------------------------------------
 
@@ -229,23 +185,10 @@ class PredictionSources:
         """Memory id → learned weight for these signals (citations after them)."""
         if not signals:
             return {}
-        marks = ", ".join("?" for _ in signals)
-        rows = self.store.database.execute_sql(
-            f"SELECT memory_id, sum(weight) AS w FROM signal_affinity WHERE signal IN ({marks}) "
-            "GROUP BY memory_id ORDER BY w DESC LIMIT ?",
-            [*signals, limit],
-        ).fetchall()
-        return {str(memory_id): float(weight) for memory_id, weight in rows}
+        return usage.affinities(self.store, signals, limit)
 
     def learn(self, signals: list[str], memory_ids: list[str], weight: float = 1.0) -> None:
         """Credit `memory_ids` (cited or used) to the signals that preceded them."""
         if not signals or not memory_ids:
             return
-        at = now_iso()
-        with self.store.writing():
-            self.store.database.connection().executemany(
-                "INSERT INTO signal_affinity (signal, memory_id, weight, updated_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (signal, memory_id) DO UPDATE SET "
-                "weight = weight + excluded.weight, updated_at = excluded.updated_at",
-                [(s, m, weight, at) for s in signals for m in memory_ids],
-            )
+        usage.add_affinity(self.store, signals, memory_ids, weight, now_iso())

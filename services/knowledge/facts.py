@@ -18,7 +18,6 @@ is copied from the memory, and are never recommended for `--auto`.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -26,7 +25,8 @@ from datetime import datetime
 from typing import Any
 
 from services.memory import Memory, parse_time
-from services.storage.findings import Finding, Option
+from services.storage import facts as storage
+from services.storage.findings import Finding, FindingStore, Option
 from services.storage.memories import MemoryStore
 from services.text.words import code_spans
 from services.types import MemoryType, Tier
@@ -166,27 +166,19 @@ def extract_by_llm(memory: Memory, llm: Any, budget: Any = None) -> Fact | None:
 # --- stored facts ------------------------------------------------------------------------
 
 
-_COLUMNS = (
-    "f.memory_id, f.key, f.value, f.scope, f.confidence, f.extracted_by, "
-    "coalesce(m.valid_from, m.created_at), m.valid_to"
-)
-
-
-def _fact(row: Any) -> Fact:
-    return Fact(*row)
-
-
 def save_fact(store: MemoryStore, fact: Fact) -> None:
     """Store (or replace) the fact of its memory; give the memory's compressed and
     index levels the fact's form when they are empty. Call inside `store.writing()`
     to make it part of a larger transaction."""
     with store.writing():
-        store.database.execute_sql(
-            "INSERT INTO fact (memory_id, key, value, scope, confidence, extracted_by) "
-            "VALUES (?,?,?,?,?,?) ON CONFLICT (memory_id) DO UPDATE SET key = excluded.key, "
-            "value = excluded.value, scope = excluded.scope, confidence = excluded.confidence, "
-            "extracted_by = excluded.extracted_by",
-            [fact.memory_id, fact.key, fact.value, fact.scope, fact.confidence, fact.extracted_by],
+        storage.upsert_fact(
+            store,
+            fact.memory_id,
+            fact.key,
+            fact.value,
+            fact.scope,
+            fact.confidence,
+            fact.extracted_by,
         )
         memory = store.get(fact.memory_id)
         changes = {}
@@ -199,9 +191,7 @@ def save_fact(store: MemoryStore, fact: Fact) -> None:
 
 
 def delete_fact(store: MemoryStore, memory_id: str) -> bool:
-    with store.writing():
-        cursor = store.database.execute_sql("DELETE FROM fact WHERE memory_id = ?", [memory_id])
-    return bool(cursor.rowcount)
+    return storage.delete_fact(store, memory_id)
 
 
 def list_facts(
@@ -211,21 +201,10 @@ def list_facts(
     project: str | None = None,
 ) -> list[Fact]:
     """Stored facts, oldest first (each with its memory's validity window)."""
-    sql = f"SELECT {_COLUMNS} FROM fact f JOIN memory m ON m.id = f.memory_id WHERE 1 = 1"
-    params: list[Any] = []
-    if key is not None:
-        sql += " AND f.key = ?"
-        params.append(normal_key(key))
-    if scope is not None:
-        sql += " AND f.scope = ?"
-        params.append(scope)
-    if project is not None:
-        sql += " AND m.project = ?"
-        params.append(project)
-    rows = store.database.execute_sql(
-        sql + " ORDER BY coalesce(m.valid_from, m.created_at), f.memory_id", params
-    ).fetchall()
-    return [_fact(r) for r in rows]
+    rows = storage.fact_rows(
+        store, None if key is None else normal_key(key), scope=scope, project=project
+    )
+    return [Fact(*row) for row in rows]
 
 
 def held_at(fact: Fact, when: datetime) -> bool:
@@ -255,14 +234,8 @@ def fact_findings(
     rules (recommended) or, for a few a run, by the model (for review only)."""
     from services.llm.base import TimeBudget
 
-    known = {str(r[0]) for r in store.database.execute_sql("SELECT memory_id FROM fact").fetchall()}
-    asked = {
-        mid
-        for (ids,) in store.database.execute_sql(
-            "SELECT memory_ids FROM finding WHERE op = 'facts'"
-        ).fetchall()
-        for mid in json.loads(ids)
-    }
+    known = storage.memories_with_facts(store)
+    asked = FindingStore(store).memory_ids("facts")
     budget = TimeBudget(LLM_SECONDS)
     findings: list[Finding] = []
     llm_used = 0

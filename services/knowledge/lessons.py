@@ -31,7 +31,6 @@ the tags changed) says nothing about which answer is better and is left out.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -39,8 +38,10 @@ from typing import Any
 from services.errors import NotFoundError, UserInputError
 from services.memories.service import MemoryService
 from services.memory import Memory, now_iso
+from services.storage import lessons as storage
+from services.storage.lessons import BackfillReport
 from services.storage.memories import MemoryStore
-from services.text.lesson_text import BackfillReport, LessonParts, backfill, render
+from services.text.lesson_text import LessonParts, render
 from services.types import MemoryType, Source
 
 MAX_TRIGGER_CHARS = 500
@@ -114,32 +115,6 @@ def _parts(trigger: Any, action: Any, rationale: Any) -> LessonParts:
     )
 
 
-def _record(
-    store: MemoryStore,
-    memory_id: str,
-    version: int,
-    parts: LessonParts,
-    tags: list[str],
-    reason: str | None,
-    session_id: str | None,
-) -> None:
-    store.database.execute_sql(
-        "INSERT INTO lesson_version (memory_id, version, trigger_text, action, rationale, "
-        "tags, reason, session_id, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            memory_id,
-            version,
-            parts.trigger,
-            parts.action,
-            parts.rationale,
-            json.dumps(tags, ensure_ascii=False),
-            reason,
-            session_id,
-            now_iso(),
-        ],
-    )
-
-
 def add_lesson(
     service: MemoryService,
     trigger: str,
@@ -169,12 +144,8 @@ def add_lesson(
             },
             embed=False,
         )
-        store.database.execute_sql(
-            "INSERT INTO lesson (memory_id, trigger_text, action, rationale, version) "
-            "VALUES (?, ?, ?, ?, 1)",
-            [memory.id, parts.trigger, parts.action, parts.rationale],
-        )
-        _record(store, memory.id, 1, parts, memory.tags, "added", session_id)
+        storage.insert_lesson(store, memory.id, parts)
+        storage.record_version(store, memory.id, 1, parts, memory.tags, "added", session_id)
     if embed:
         service.indexer.index([memory])
     return _lesson(memory, parts, 1)
@@ -199,23 +170,13 @@ def _lesson_memory(store: MemoryStore, memory_id: str) -> Memory:
     return memory
 
 
-def _row(store: MemoryStore, memory_id: str) -> tuple[LessonParts, int] | None:
-    row = store.database.execute_sql(
-        "SELECT trigger_text, action, rationale, version FROM lesson WHERE memory_id = ?",
-        [memory_id],
-    ).fetchone()
-    if row is None:
-        return None
-    return LessonParts(str(row[0]), str(row[1]), str(row[2])), int(row[3])
-
-
 def check_plain_edit(store: MemoryStore, memory_id: str, changes: dict[str, Any]) -> None:
     """Refuse a plain edit of a versioned lesson's text: it would bypass the versions
     (`refine` keeps the earlier one). Tags, tier and the rest may change freely."""
     if not {"title", "content", "type"} & set(changes):
         return
     memory = store.get(memory_id)
-    if memory.type is MemoryType.LESSON and _row(store, memory_id) is not None:
+    if memory.type is MemoryType.LESSON and storage.lesson_row(store, memory_id) is not None:
         raise UserInputError(
             f"{memory_id} is a versioned lesson; change its text with `engram lesson refine "
             f"{memory_id} --action … --reason …` so the earlier version is kept"
@@ -224,7 +185,7 @@ def check_plain_edit(store: MemoryStore, memory_id: str, changes: dict[str, Any]
 
 def get_lesson(store: MemoryStore, memory_id: str) -> Lesson:
     memory = _lesson_memory(store, memory_id)
-    found = _row(store, memory_id)
+    found = storage.lesson_row(store, memory_id)
     if found is None:
         raise NotFoundError(
             f"lesson {memory_id} has no structured parts yet: run `engram lesson backfill`"
@@ -254,10 +215,10 @@ def refine(
     store = service.store
     before = _lesson_memory(store, memory_id)
     with store.writing():
-        found = _row(store, memory_id)
+        found = storage.lesson_row(store, memory_id)
         if found is None:
-            backfill(store.database.connection(), [memory_id])
-            found = _row(store, memory_id)
+            storage.backfill_store(store, [memory_id])
+            found = storage.lesson_row(store, memory_id)
             assert found is not None
         current, version = found
         memory = store.get(memory_id)
@@ -270,29 +231,11 @@ def refine(
         if parts == current and tags == memory.tags:
             raise UserInputError(f"the refinement changes nothing in lesson {memory_id}")
         # 1. the current state, as it is now, into the record of the current version
-        store.database.execute_sql(
-            "INSERT INTO lesson_version (memory_id, version, trigger_text, action, rationale, "
-            "tags, reason, session_id, saved_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?) "
-            "ON CONFLICT (memory_id, version) DO UPDATE SET trigger_text = "
-            "excluded.trigger_text, action = excluded.action, rationale = excluded.rationale, "
-            "tags = excluded.tags",
-            [
-                memory_id,
-                version,
-                current.trigger,
-                current.action,
-                current.rationale,
-                json.dumps(memory.tags, ensure_ascii=False),
-                memory.created_at if version == 1 else now_iso(),
-            ],
-        )
+        saved_at = memory.created_at if version == 1 else now_iso()
+        storage.snapshot_version(store, memory_id, version, current, memory.tags, saved_at)
         # 2. the new version
-        store.database.execute_sql(
-            "UPDATE lesson SET trigger_text = ?, action = ?, rationale = ?, version = ? "
-            "WHERE memory_id = ?",
-            [parts.trigger, parts.action, parts.rationale, version + 1, memory_id],
-        )
-        _record(store, memory_id, version + 1, parts, tags, why, session_id)
+        storage.set_current(store, memory_id, parts, version + 1)
+        storage.record_version(store, memory_id, version + 1, parts, tags, why, session_id)
         title, content = render(parts)
         updated = service.edit(
             memory_id, {"title": title, "content": content, "tags": tags}, embed=False
@@ -306,25 +249,20 @@ def refine(
 def versions(store: MemoryStore, memory_id: str) -> list[LessonVersion]:
     """Every version of a lesson, oldest first; the last is the current one."""
     lesson = get_lesson(store, memory_id)
-    rows = store.database.execute_sql(
-        "SELECT version, trigger_text, action, rationale, tags, reason, session_id, saved_at "
-        "FROM lesson_version WHERE memory_id = ? AND version <= ? ORDER BY version",
-        [memory_id, lesson.version],
-    ).fetchall()
     found = [
         LessonVersion(
             memory_id,
-            int(r[0]),
-            str(r[1]),
-            str(r[2]),
-            str(r[3]),
-            json.loads(r[4]),
-            r[5],
-            r[6],
-            str(r[7]),
-            int(r[0]) == lesson.version,
+            r.version,
+            r.trigger,
+            r.action,
+            r.rationale,
+            r.tags,
+            r.reason,
+            r.session_id,
+            r.saved_at,
+            r.version == lesson.version,
         )
-        for r in rows
+        for r in storage.version_records(store, memory_id, lesson.version)
     ]
     if not found or found[-1].version != lesson.version:  # its record went missing
         found.append(
@@ -346,13 +284,7 @@ def versions(store: MemoryStore, memory_id: str) -> list[LessonVersion]:
 
 def lesson_ids(store: MemoryStore, project: str | None = None) -> list[str]:
     """Lessons with structured parts, by id (of one project if given)."""
-    sql = "SELECT l.memory_id FROM lesson l JOIN memory m ON m.id = l.memory_id"
-    params: list[Any] = []
-    if project is not None:
-        sql += " WHERE m.project = ?"
-        params.append(project)
-    rows = store.database.execute_sql(sql + " ORDER BY l.memory_id", params).fetchall()
-    return [str(r[0]) for r in rows]
+    return storage.lesson_ids(store, project)
 
 
 def preference_pairs(store: MemoryStore, project: str | None = None) -> list[dict[str, Any]]:
@@ -382,6 +314,6 @@ def preference_pairs(store: MemoryStore, project: str | None = None) -> list[dic
 
 
 def backfill_lessons(store: MemoryStore) -> BackfillReport:
-    """`services.text.lesson_text.backfill` in one transaction of the store."""
+    """`services.storage.lessons.backfill` in one transaction of the store."""
     with store.writing():
-        return backfill(store.database.connection())
+        return storage.backfill_store(store)

@@ -28,6 +28,7 @@ from typing import Any
 
 from services.errors import EngramError, NotFoundError, UserInputError
 from services.memory import now_iso
+from services.storage import project_context as storage
 from services.storage.memories import MemoryStore
 
 MAX_PROJECT_CHARS = 200
@@ -260,11 +261,7 @@ def _strings(raw: str) -> list[str]:
 
 def load(store: MemoryStore, project: str) -> ProjectContext:
     """The saved context of `project`; an empty one (updated_at None) if never saved."""
-    row = store.database.execute_sql(
-        "SELECT notes, active_files, todos, decisions, catalogue, updated_at "
-        "FROM project_context WHERE project = ?",
-        [project],
-    ).fetchone()
+    row = storage.context_row(store, project)
     if row is None:
         return ProjectContext(project)
     notes, files, todos, decisions, catalogue, updated_at = row
@@ -323,21 +320,12 @@ def save(
             json.dumps(after.todos, ensure_ascii=False),
             json.dumps(after.decisions, ensure_ascii=False),
         ]
-        store.database.execute_sql(
-            "INSERT INTO project_context (project, notes, active_files, todos, decisions, "
-            "catalogue, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project) DO "
-            "UPDATE SET notes = excluded.notes, active_files = excluded.active_files, "
-            "todos = excluded.todos, decisions = excluded.decisions, "
-            "catalogue = excluded.catalogue, updated_at = excluded.updated_at",
-            [project, after.notes, *lists, canonical_json(after.catalogue), at],
+        storage.save_context(
+            store, project, after.notes, lists, canonical_json(after.catalogue), at
         )
-        cursor = store.database.execute_sql(
-            "INSERT INTO context_history (project, saved_at, catalogue_sha256, "
-            "catalogue_delta, notes, active_files, todos, decisions) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [project, at, digest, canonical_json(delta), after.notes, *lists],
+        entry_id = storage.add_snapshot(
+            store, project, at, digest, canonical_json(delta), after.notes, lists
         )
-        entry_id = int(cursor.lastrowid)
     entry = HistoryEntry(
         entry_id,
         project,
@@ -364,16 +352,7 @@ def drop_todo(store: MemoryStore, project: str, todo: str) -> bool:
 
 def history(store: MemoryStore, project: str, limit: int | None = None) -> list[HistoryEntry]:
     """The snapshots of `project`, oldest first (the last `limit` of them if given)."""
-    sql = (
-        "SELECT id, project, saved_at, catalogue_sha256, catalogue_delta, notes, "
-        "active_files, todos, decisions FROM context_history WHERE project = ? "
-        "ORDER BY id DESC"
-    )
-    params: list[Any] = [project]
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(limit)
-    rows = store.database.execute_sql(sql, params).fetchall()
+    rows = storage.history_rows(store, project, limit)
     return [
         HistoryEntry(
             id=int(r[0]),
@@ -392,10 +371,7 @@ def history(store: MemoryStore, project: str, limit: int | None = None) -> list[
 
 def projects(store: MemoryStore) -> list[str]:
     """Projects with a saved context."""
-    rows = store.database.execute_sql(
-        "SELECT project FROM project_context ORDER BY project"
-    ).fetchall()
-    return [str(r[0]) for r in rows]
+    return storage.projects(store)
 
 
 def catalogue_at(store: MemoryStore, project: str, entry_id: int) -> dict[str, Any]:

@@ -7,26 +7,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import peewee as pw
-
-from services.storage.database import MemoryRow
 from services.storage.memories import MemoryStore
-from services.types import Tier, UsageEvent
+from services.types import UsageEvent
 
 LAST_DECAY_KEY = "lifecycle.last_decay"
 
 
 @dataclass(frozen=True)
 class LifecyclePolicy:
-    """The `lifecycle.*` settings (their defaults are in the settings schema)."""
-
-    use_boost: float
-    confidence_max: float
-    decay_step: float
-    decay_floor: float
-    decay_interval_days: int
-    archive_below: float
-    archive_min_age_days: int
+    use_boost: float = 0.02
+    confidence_max: float = 0.95
+    decay_step: float = 0.02
+    decay_floor: float = 0.1
+    decay_interval_days: int = 7
+    archive_below: float = 0.15
+    archive_min_age_days: int = 30
 
 
 @dataclass(frozen=True)
@@ -37,7 +32,7 @@ class CleanupReport:
 
 
 class Lifecycle:
-    def __init__(self, store: MemoryStore, policy: LifecyclePolicy) -> None:
+    def __init__(self, store: MemoryStore, policy: LifecyclePolicy = LifecyclePolicy()) -> None:
         self.store = store
         self.policy = policy
 
@@ -55,43 +50,14 @@ class Lifecycle:
         if not force and last and now - datetime.fromisoformat(last) < interval:
             return None
         since = (now - interval).isoformat()
-        unused = (MemoryRow.last_accessed.is_null()) | (MemoryRow.last_accessed < since)
-        with self.store.writing():
-            changed = (
-                MemoryRow.update(
-                    confidence=pw.fn.ROUND(
-                        pw.fn.MAX(
-                            self.policy.decay_floor, MemoryRow.confidence - self.policy.decay_step
-                        ),
-                        6,
-                    )
-                )
-                .where(
-                    unused,
-                    MemoryRow.confidence > self.policy.decay_floor,
-                    MemoryRow.tier != Tier.ARCHIVED.value,
-                )
-                .execute()
-            )
+        changed = self.store.decay_unused(since, self.policy.decay_step, self.policy.decay_floor)
         self.store.meta_set(LAST_DECAY_KEY, now.isoformat())
-        return int(changed)
+        return changed
 
     def archive_unneeded(self, now: datetime | None = None) -> int:
         now = now or datetime.now(UTC)
         cutoff = (now - timedelta(days=self.policy.archive_min_age_days)).timestamp()
-        with self.store.writing():
-            changed = (
-                MemoryRow.update(tier=Tier.ARCHIVED.value)
-                .where(
-                    MemoryRow.confidence < self.policy.archive_below,
-                    MemoryRow.use_count == 0,
-                    MemoryRow.citation_count == 0,
-                    MemoryRow.created_ts < cutoff,
-                    MemoryRow.tier != Tier.ARCHIVED.value,
-                )
-                .execute()
-            )
-        return int(changed)
+        return self.store.archive_unused(self.policy.archive_below, cutoff)
 
     def cleanup(self, now: datetime | None = None, force_decay: bool = False) -> CleanupReport:
         decayed = self.decay(now, force=force_decay)

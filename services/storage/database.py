@@ -8,7 +8,10 @@ the one open database of a process.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import peewee as pw
 
@@ -16,6 +19,17 @@ from services.errors import StoreUnavailable
 from services.storage.migrations import migrate
 
 database_proxy = pw.DatabaseProxy()
+
+T = TypeVar("T")
+# SQLite allows 999 (older builds) or 32766 bound parameters a statement: ids go in
+# batches well under the smaller limit.
+ID_BATCH = 500
+
+
+def batches(items: Sequence[T], size: int = ID_BATCH) -> Iterator[list[T]]:
+    """`items` in consecutive lists of at most `size` (for `IN (?, ?, …)` lookups)."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
 
 
 class _Model(pw.Model):
@@ -162,3 +176,29 @@ def open_database(path: Path, busy_timeout_ms: int = 5000) -> pw.SqliteDatabase:
         raise describe_sqlite_error(error, path) from error
     database_proxy.initialize(database)
     return database
+
+
+class SqliteStore:
+    """An open database with its read and write guards: SQLite failures (locked,
+    read-only, corrupt) become a `StoreUnavailable` naming the file."""
+
+    path: Path
+    database: pw.SqliteDatabase
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """One atomic write; SQLite failures become a StoreUnavailable naming the file."""
+        try:
+            with self.database.atomic():
+                yield
+        except (pw.DatabaseError, sqlite3.DatabaseError) as error:
+            if isinstance(error, pw.IntegrityError | sqlite3.IntegrityError):
+                raise
+            raise describe_sqlite_error(error, self.path) from error
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except (pw.DatabaseError, sqlite3.DatabaseError) as error:  # locked, corrupt
+            raise describe_sqlite_error(error, self.path) from error

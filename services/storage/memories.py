@@ -1,5 +1,8 @@
 """`MemoryStore`: memories in SQLite, the source of truth, with their chunks and the FTS5
-lexical index kept in the same transactions so the two never drift apart.
+lexical index kept in the same transactions so the two never drift apart. Owner of the
+`memory`, `chunk` and `meta` tables. Its parts, one module each: filtered selections
+(`memory_queries`), the lexical index (`fulltext`, owner of `memory_fts`) and the
+embedding bookkeeping (`embedding_state`); a usage event's row is `usage`'s.
 
 It knows nothing of vectors: `embedded_model` on each row says which embedding model has
 indexed it (NULL means the record waits for embedding).
@@ -7,13 +10,8 @@ indexed it (NULL means the record waits for embedding).
 
 from __future__ import annotations
 
-import json
-import re
-import sqlite3
-from collections import Counter, defaultdict, namedtuple
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,112 +19,36 @@ from typing import Any
 import peewee as pw
 
 from services.errors import NotFoundError, UserInputError
-from services.filters import MemoryFilter
-from services.memory import Memory, now_iso, parse_time, title_from_content
+from services.memory import Memory, title_from_content
 from services.storage.database import (
     ChunkRow,
     MemoryRow,
     MetaRow,
-    UsageEventRow,
-    describe_sqlite_error,
+    batches,
     open_database,
 )
-from services.storage.migrations import FTS_TABLE_SQL, project_token
+from services.storage.embedding_state import MAX_CHUNK_VECTORS, EmbeddingState
+from services.storage.fulltext import FullTextIndex, LexicalHit, fts_query, fts_terms
+from services.storage.memory_queries import MemoryQueries
+from services.storage.memory_rows import memory_to_row_values, row_to_memory
+from services.storage.usage import log_events
 from services.text.chunking import Chunk, chunk_content
-from services.text.words import STOPWORDS
-from services.types import MemoryType, Scope, Source, Tier, UsageEvent
+from services.types import Tier, UsageEvent
 
-_FTS_WORD = re.compile(r"\w+", re.UNICODE)
-# A huge memory (a pasted log) gets vectors for its first chunks only; every chunk stays
-# searchable by keywords. Embedding costs ~40 ms a chunk on two cores.
-MAX_CHUNK_VECTORS = 256
+# Re-exported: importers of the store's search words and chunk limit keep working.
+__all__ = [
+    "MAX_CHUNK_VECTORS",
+    "LexicalHit",
+    "MemoryStore",
+    "current_by_project",
+    "fts_query",
+    "fts_terms",
+]
+
 _TEXT_FIELDS = {"title", "content", "tags", "file_refs"}
 
 
-@dataclass(frozen=True)
-class LexicalHit:
-    memory_id: str
-    chunk_index: int
-    score: float  # -bm25(): larger is better
-
-
-def fts_terms(text: str, max_terms: int = 64) -> list[str]:
-    """The distinct search words of free text, without stopwords, in order."""
-    terms: list[str] = []
-    for word in _FTS_WORD.findall(text.lower()):
-        for part in word.split("_"):
-            if part and part not in STOPWORDS and part not in terms:
-                terms.append(part)
-    return terms[:max_terms]
-
-
-def fts_query(text: str, max_terms: int = 64) -> str | None:
-    """An FTS5 MATCH expression (OR of quoted terms) for free text, or None if empty."""
-    terms = fts_terms(text, max_terms)
-    return " OR ".join(f'"{term}"' for term in terms) if terms else None
-
-
-# Words found in more than this share of the searched memories add almost nothing to
-# BM25 but make FTS5 rank most rows; they are left out of the match (see `lexical`),
-# and of the rest only the rarest MAX_MATCH_TERMS are matched. At 100k memories this
-# took the keyword stage's p95 from 50 to 30 ms for 0.855 → 0.853 lexical recall@10.
-COMMON_TERM_SHARE = 0.25
-MAX_MATCH_TERMS = 8
-PRUNE_FROM_ROWS = 1000
-_DF_CACHE_LIMIT = 50_000
-
-
-_COLUMN_NAMES = tuple(MemoryRow._meta.sorted_field_names)
-_COLUMNS = ", ".join(f"t1.{name}" for name in _COLUMN_NAMES)
-_ColumnRow = namedtuple("_ColumnRow", _COLUMN_NAMES)  # type: ignore[misc]
-
-
-def _row_to_memory(row: Any) -> Memory:
-    """A Memory from a MemoryRow or a named tuple of its columns."""
-    return Memory(
-        id=row.id,
-        type=MemoryType(row.type),
-        title=row.title,
-        content=row.content,
-        project=row.project,
-        summary=row.summary,
-        compressed=row.compressed,
-        index_line=row.index_line,
-        tags=json.loads(row.tags),
-        file_refs=json.loads(row.file_refs),
-        confidence=row.confidence,
-        source=Source(row.source),
-        session_id=row.session_id,
-        task_id=row.task_id,
-        role=row.role,
-        branch=row.branch,
-        scope=Scope(row.scope),
-        created_at=row.created_at,
-        valid_from=row.valid_from,
-        valid_to=row.valid_to,
-        last_accessed=row.last_accessed,
-        retrieval_count=row.retrieval_count,
-        citation_count=row.citation_count,
-        ignore_count=row.ignore_count,
-        use_count=row.use_count,
-        supersedes=row.supersedes,
-        superseded_by=row.superseded_by,
-        tier=Tier(row.tier),
-    )
-
-
-def _memory_to_row_values(memory: Memory) -> dict[str, Any]:
-    values = memory.to_dict()
-    values["tags"] = json.dumps(memory.tags, ensure_ascii=False)
-    values["file_refs"] = json.dumps(memory.file_refs, ensure_ascii=False)
-    values["created_ts"] = parse_time(memory.created_at).timestamp()
-    values["updated_at"] = now_iso()
-    values["embedded_model"] = None
-    values["staged_model"] = None
-    return values
-
-
-class MemoryStore:
+class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
     """CRUD, filtering and lexical search over the memories in one SQLite file."""
 
     def __init__(self, path: Path, busy_timeout_ms: int = 5000, max_chunk_tokens: int = 500):
@@ -140,28 +62,10 @@ class MemoryStore:
         if not self.database.is_closed():
             self.database.close()
 
-    @contextmanager
-    def writing(self) -> Iterator[None]:
-        """One atomic write; SQLite failures become a StoreUnavailable naming the file."""
-        try:
-            with self.database.atomic():
-                yield
-        except (pw.DatabaseError, sqlite3.DatabaseError) as error:
-            if isinstance(error, pw.IntegrityError | sqlite3.IntegrityError):
-                raise
-            raise describe_sqlite_error(error, self.path) from error
-
-    @contextmanager
-    def _reading(self) -> Iterator[None]:
-        try:
-            yield
-        except (pw.DatabaseError, sqlite3.DatabaseError) as error:  # locked, corrupt
-            raise describe_sqlite_error(error, self.path) from error
-
     # --- writes -------------------------------------------------------------------------
 
     def _insert(self, memory: Memory) -> None:
-        MemoryRow.insert(**_memory_to_row_values(memory)).execute()
+        MemoryRow.insert(**memory_to_row_values(memory)).execute()
         self._index_text(memory)
 
     def _index_text(self, memory: Memory) -> None:
@@ -184,38 +88,14 @@ class MemoryStore:
                     for chunk in chunks
                 ]
             ).execute()
-        if not self.fts_available():
-            return
-        project = project_token(memory.project)
-        rows = [
-            (
-                memory.title,
-                memory.content,
-                " ".join(memory.tags),
-                " ".join(memory.file_refs),
-                project,
-                memory.id,
-                -1,
-            )
-        ]
-        if len(chunks) > 1:
-            rows.extend(
-                (memory.title, chunk.text, "", "", project, memory.id, chunk.index)
-                for chunk in chunks
-            )
-        self.database.connection().executemany(
-            "INSERT INTO memory_fts (title, content, tags, refs, project, memory_id, chunk_idx) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+        self._fts_insert(memory, chunks)
 
     def _unindex_text(self, memory_id: str) -> None:
         from services.storage.time_index import unindex_times
 
         unindex_times(self.database.connection(), memory_id)
         ChunkRow.delete().where(ChunkRow.memory_id == memory_id).execute()
-        if self.fts_available():
-            self.database.execute_sql("DELETE FROM memory_fts WHERE memory_id = ?", (memory_id,))
+        self._fts_delete(memory_id)
 
     def add(self, memory: Memory) -> Memory:
         """Store one new memory; an existing id is an error."""
@@ -275,7 +155,7 @@ class MemoryStore:
         text_changed = any(
             getattr(updated, name) != getattr(current, name) for name in _TEXT_FIELDS
         )
-        values = _memory_to_row_values(updated)
+        values = memory_to_row_values(updated)
         with self.writing():
             # Vectors live in per-project collections: a move re-queues them too.
             if not text_changed and updated.project == current.project:
@@ -313,88 +193,25 @@ class MemoryStore:
             row = MemoryRow.get_or_none(MemoryRow.id == memory_id)
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
-        return _row_to_memory(row)
+        return row_to_memory(row)
 
     def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
         wanted = list(dict.fromkeys(ids))
         found: dict[str, Memory] = {}
         with self._reading():
-            for start in range(0, len(wanted), 500):
-                batch = wanted[start : start + 500]
+            for batch in batches(wanted):
                 for row in MemoryRow.select().where(MemoryRow.id.in_(batch)):
-                    found[row.id] = _row_to_memory(row)
+                    found[row.id] = row_to_memory(row)
         return found
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         wanted = list(dict.fromkeys(ids))
         found: set[str] = set()
         with self._reading():
-            for start in range(0, len(wanted), 500):
-                batch = wanted[start : start + 500]
+            for batch in batches(wanted):
                 query = MemoryRow.select(MemoryRow.id).where(MemoryRow.id.in_(batch))
                 found.update(row.id for row in query)
         return found
-
-    def _where(self, flt: MemoryFilter) -> list[Any]:
-        return [pw.SQL(*self._filter_sql(flt))]
-
-    def _filter_sql(self, flt: MemoryFilter) -> tuple[str, list[Any]]:
-        """The filter as one raw SQL clause over table alias t1 (peewee compiles big IN
-        lists slowly, and this is the search hot path)."""
-        clauses: list[str] = []
-        params: list[Any] = []
-
-        def add(clause: str, *values: Any) -> None:
-            clauses.append(clause)
-            params.extend(values)
-
-        def marks(count: int) -> str:
-            return ", ".join("?" for _ in range(count))
-
-        if flt.project is not None:
-            add("t1.project = ?", flt.project)
-        if flt.types:
-            add(f"t1.type IN ({marks(len(flt.types))})", *[t.value for t in flt.types])
-        if flt.tags:
-            add(
-                f"EXISTS (SELECT 1 FROM json_each(t1.tags) WHERE value IN "
-                f"({marks(len(flt.tags))}))",
-                *flt.tags,
-            )
-        if flt.created_after is not None:
-            add("t1.created_ts >= ?", flt.created_after.timestamp())
-        if flt.created_before is not None:
-            add("t1.created_ts < ?", flt.created_before.timestamp())
-        if flt.exclude_session is not None:
-            add("(t1.session_id IS NULL OR t1.session_id != ?)", flt.exclude_session)
-        if flt.min_confidence is not None:
-            add("t1.confidence >= ?", flt.min_confidence)
-        tiers = [t.value for t in flt.mode.tiers]
-        if flt.mode.includes_superseded:
-            # History stays findable in deep mode even after a superseded memory has
-            # been archived (merges and the staleness review archive them).
-            add(f"(t1.tier IN ({marks(len(tiers))}) OR t1.superseded_by IS NOT NULL)", *tiers)
-        else:
-            add(f"t1.tier IN ({marks(len(tiers))})", *tiers)
-            add("t1.superseded_by IS NULL")
-        if flt.ids:
-            add(f"t1.id IN ({marks(len(flt.ids))})", *flt.ids)
-        return " AND ".join(clauses), params
-
-    def query(
-        self,
-        flt: MemoryFilter,
-        limit: int | None = None,
-        offset: int = 0,
-        newest_first: bool = True,
-    ) -> list[Memory]:
-        select = MemoryRow.select().where(*self._where(flt)).namedtuples()
-        order = MemoryRow.created_ts.desc() if newest_first else MemoryRow.created_ts.asc()
-        select = select.order_by(order, MemoryRow.id)
-        if limit is not None:
-            select = select.limit(limit).offset(offset)
-        with self._reading():
-            return [_row_to_memory(row) for row in select]
 
     def iter_all(self, batch_size: int = 1000) -> Iterator[Memory]:
         """Every memory, oldest first, read in batches (export, reindex)."""
@@ -413,32 +230,8 @@ class MemoryStore:
             if not rows:
                 return
             for row in rows:
-                yield _row_to_memory(row)
+                yield row_to_memory(row)
             last_ts, last_id = rows[-1].created_ts, rows[-1].id
-
-    def filter_ids(self, ids: Sequence[str], flt: MemoryFilter) -> dict[str, Memory]:
-        """Those of `ids` that pass `flt`, loaded."""
-        found: dict[str, Memory] = {}
-        with self._reading():
-            for start in range(0, len(ids), 500):
-                batch = list(ids[start : start + 500])
-                marks = ", ".join("?" for _ in batch)
-                clause, params = self._filter_sql(flt)
-                cursor = self.database.execute_sql(
-                    f"SELECT {_COLUMNS} FROM memory t1 INDEXED BY sqlite_autoindex_memory_1 "
-                    f"WHERE t1.id IN ({marks}) AND {clause}",
-                    [*batch, *params],
-                )
-                for values in cursor.fetchall():
-                    row: Any = _ColumnRow(*values)
-                    found[row.id] = _row_to_memory(row)
-        return found
-
-    def count(self, flt: MemoryFilter | None = None) -> int:
-        with self._reading():
-            if flt is None:
-                return int(MemoryRow.select().count())
-            return int(MemoryRow.select().where(*self._where(flt)).count())
 
     def chunks(self, memory_id: str) -> list[Chunk]:
         """The stored chunks of a memory; a memory that fits in one chunk has none."""
@@ -449,8 +242,7 @@ class MemoryStore:
     def chunks_for(self, memory_ids: Sequence[str]) -> dict[str, list[Chunk]]:
         result: dict[str, list[Chunk]] = {}
         with self._reading():
-            for start in range(0, len(memory_ids), 500):
-                batch = list(memory_ids[start : start + 500])
+            for batch in batches(memory_ids):
                 rows = (
                     ChunkRow.select()
                     .where(ChunkRow.memory_id.in_(batch))
@@ -462,199 +254,16 @@ class MemoryStore:
                     )
         return result
 
-    # --- lexical index ------------------------------------------------------------------
-
-    def fts_available(self) -> bool:
-        """Whether the FTS5 table is usable; checked on every call (it is cheap) since the
-        table can be dropped or rebuilt while the store is open."""
-        try:
-            self.database.execute_sql("SELECT 1 FROM memory_fts LIMIT 1")
-            self._fts_ok = True
-        except (pw.OperationalError, sqlite3.OperationalError):
-            self._fts_ok = False
-        return self._fts_ok
-
-    def _document_frequency(self, scope: str, term: str) -> int:
-        """Rows of the FTS index in `scope` (a project column filter, or "") containing
-        `term`; cached, since it changes slowly and only matters roughly."""
-        key = (scope, term)
-        cached = self._df_cache.get(key)
-        if cached is None:
-            if len(self._df_cache) > _DF_CACHE_LIMIT:
-                self._df_cache.clear()
-            expression = f'{scope}"{term}"' if term else scope.removesuffix(" AND ")
-            row = self.database.execute_sql(
-                "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [expression]
-            ).fetchone()
-            cached = self._df_cache[key] = int(row[0])
-        return cached
-
-    def _selective_terms(self, terms: list[str], scope: str) -> list[str]:
-        """Leave out terms that occur in most rows, keeping at least the two rarest."""
-        if len(terms) <= 2:
-            return terms
-        total = self._document_frequency(scope, "") if scope else self.fts_row_count()
-        if total < PRUNE_FROM_ROWS:
-            return terms  # ranking every match is cheap; keep BM25 exact
-        frequency = {term: self._document_frequency(scope, term) for term in terms}
-        kept = [t for t in terms if 0 < frequency[t] <= COMMON_TERM_SHARE * max(total, 1)]
-        if len(kept) < 2:
-            present = sorted((t for t in terms if frequency[t]), key=frequency.__getitem__)
-            kept = present[:2]
-        if len(kept) > MAX_MATCH_TERMS:  # the rarest words carry BM25; the rest cost time
-            rarest = set(sorted(kept, key=lambda t: (frequency[t], t))[:MAX_MATCH_TERMS])
-            kept = [t for t in kept if t in rarest]
-        return kept
-
-    def lexical(self, text: str, limit: int, project: str | None = None) -> list[LexicalHit]:
-        """Best BM25 hits for free text, one per memory (its best row). Very common
-        words are left out of the match: they barely move BM25 and cost the most."""
-        if not self.fts_available():
-            return []
-        scope = f"project : {project_token(project)} AND " if project is not None else ""
-        with self._reading():
-            terms = self._selective_terms(fts_terms(text), scope)
-            if not terms:
-                return []
-            expression = scope + "(" + " OR ".join(f'"{term}"' for term in terms) + ")"
-            rows = self.database.execute_sql(
-                "SELECT memory_id, chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0, 0.0) AS rank "
-                "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
-                [expression, limit * 4],
-            ).fetchall()
-        best: dict[str, LexicalHit] = {}
-        for memory_id, chunk_idx, rank in rows:
-            if memory_id not in best:
-                best[memory_id] = LexicalHit(memory_id, int(chunk_idx), -float(rank))
-        return list(best.values())[:limit]
-
-    def phrase_candidates(self, phrase: str, limit: int, project: str | None) -> list[str]:
-        """Memory ids whose text contains the words of `phrase` in order (identifier lookup)."""
-        words = [w for part in _FTS_WORD.findall(phrase.lower()) for w in part.split("_") if w]
-        if not words or not self.fts_available():
-            return []
-        expression = '"' + " ".join(words) + '"'
-        if project is not None:
-            expression = f"project : {project_token(project)} AND {expression}"
-        sql = "SELECT DISTINCT memory_id FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?"
-        with self._reading():
-            rows = self.database.execute_sql(sql, [expression, limit]).fetchall()
-        return [str(row[0]) for row in rows]
-
     def rebuild_fts(self) -> int:
         """Recreate the lexical index and the chunks from the records; returns the count."""
         count = 0
         with self.writing():
-            self.database.execute_sql("DROP TABLE IF EXISTS memory_fts")
-            self.database.execute_sql(FTS_TABLE_SQL)
-            self._fts_ok = True
+            self._fts_recreate()
             ChunkRow.delete().execute()
             for row in MemoryRow.select():
-                self._index_text(_row_to_memory(row))
+                self._index_text(row_to_memory(row))
                 count += 1
         return count
-
-    def fts_row_count(self) -> int:
-        if not self.fts_available():
-            return 0
-        with self._reading():
-            row = self.database.execute_sql(
-                "SELECT count(*) FROM memory_fts WHERE chunk_idx = -1"
-            ).fetchone()
-        return int(row[0])
-
-    # --- embedding bookkeeping ------------------------------------------------------------
-
-    def pending_embedding(self, model_id: str, limit: int) -> list[Memory]:
-        with self._reading():
-            rows = (
-                MemoryRow.select()
-                .where(MemoryRow.embedded_model.is_null() | (MemoryRow.embedded_model != model_id))
-                .order_by(MemoryRow.created_ts)
-                .limit(limit)
-            )
-            return [_row_to_memory(row) for row in rows]
-
-    def pending_count(self, model_id: str) -> int:
-        with self._reading():
-            return int(
-                MemoryRow.select()
-                .where(MemoryRow.embedded_model.is_null() | (MemoryRow.embedded_model != model_id))
-                .count()
-            )
-
-    def mark_embedded(self, ids: Sequence[str], model_id: str | None) -> None:
-        with self.writing():
-            for start in range(0, len(ids), 500):
-                batch = list(ids[start : start + 500])
-                MemoryRow.update(embedded_model=model_id).where(MemoryRow.id.in_(batch)).execute()
-
-    def unstaged(self, model_id: str, limit: int) -> list[Memory]:
-        """Memories not yet embedded by `model_id` during a model change."""
-        with self._reading():
-            rows = (
-                MemoryRow.select()
-                .where(MemoryRow.staged_model.is_null() | (MemoryRow.staged_model != model_id))
-                .order_by(MemoryRow.created_ts)
-                .limit(limit)
-            )
-            return [_row_to_memory(row) for row in rows]
-
-    def unstaged_count(self, model_id: str) -> int:
-        with self._reading():
-            return int(
-                MemoryRow.select()
-                .where(MemoryRow.staged_model.is_null() | (MemoryRow.staged_model != model_id))
-                .count()
-            )
-
-    def mark_staged(self, ids: Sequence[str], model_id: str) -> None:
-        with self.writing():
-            for start in range(0, len(ids), 500):
-                batch = list(ids[start : start + 500])
-                MemoryRow.update(staged_model=model_id).where(MemoryRow.id.in_(batch)).execute()
-
-    def promote_staged(self, model_id: str) -> None:
-        """Finish a model change: staged vectors become the serving ones."""
-        with self.writing():
-            MemoryRow.update(embedded_model=model_id, staged_model=None).where(
-                MemoryRow.staged_model == model_id
-            ).execute()
-            MemoryRow.update(staged_model=None).execute()
-
-    def clear_embedded(self) -> None:
-        with self.writing():
-            MemoryRow.update(embedded_model=None).execute()
-
-    def expected_vector_count(self, model_id: str) -> int:
-        """Vectors the index should hold for `model_id`: one per embedded memory plus one
-        per embedded chunk (at most MAX_CHUNK_VECTORS per memory)."""
-        with self._reading():
-            row = self.database.execute_sql(
-                "SELECT (SELECT count(*) FROM memory WHERE embedded_model = ?) + "
-                "(SELECT count(*) FROM chunk c JOIN memory m ON m.id = c.memory_id "
-                "WHERE m.embedded_model = ? AND c.idx < ?)",
-                (model_id, model_id, MAX_CHUNK_VECTORS),
-            ).fetchone()
-        return int(row[0])
-
-    def pending_vector_count(self, model_id: str) -> int:
-        """Vectors still to compute for `model_id` (memories and their chunks): the
-        measure of embedding work waiting."""
-        with self._reading():
-            row = self.database.execute_sql(
-                "SELECT (SELECT count(*) FROM memory WHERE embedded_model IS NULL "
-                "OR embedded_model != ?) + (SELECT count(*) FROM chunk c JOIN memory m "
-                "ON m.id = c.memory_id WHERE (m.embedded_model IS NULL OR "
-                "m.embedded_model != ?) AND c.idx < ?)",
-                (model_id, model_id, MAX_CHUNK_VECTORS),
-            ).fetchone()
-        return int(row[0])
-
-    def embedded_ids(self, model_id: str) -> set[str]:
-        with self._reading():
-            rows = MemoryRow.select(MemoryRow.id).where(MemoryRow.embedded_model == model_id)
-            return {row.id for row in rows}
 
     def all_ids(self) -> set[str]:
         with self._reading():
@@ -697,12 +306,7 @@ class MemoryStore:
             UsageEvent.USED: MemoryRow.use_count,
         }[event]
         with self.writing():
-            UsageEventRow.insert_many(
-                [
-                    {"memory_id": m, "event": event.value, "session_id": session_id, "at": at}
-                    for m in memory_ids
-                ]
-            ).execute()
+            log_events(memory_ids, event, session_id, at)
             changes: dict[Any, Any] = {counter: counter + 1}
             if event in (UsageEvent.RETRIEVED, UsageEvent.CITED, UsageEvent.USED):
                 changes[MemoryRow.last_accessed] = at
@@ -713,6 +317,39 @@ class MemoryStore:
                     pw.fn.MIN(confidence_max, MemoryRow.confidence + confidence_step),
                 )
             MemoryRow.update(changes).where(MemoryRow.id.in_(list(memory_ids))).execute()
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def decay_unused(self, since: str, step: float, floor: float) -> int:
+        """Lower by `step` (never below `floor`) the confidence of the memories not archived
+        and not accessed since `since`; returns how many changed."""
+        unused = (MemoryRow.last_accessed.is_null()) | (MemoryRow.last_accessed < since)
+        with self.writing():
+            changed = (
+                MemoryRow.update(
+                    confidence=pw.fn.ROUND(pw.fn.MAX(floor, MemoryRow.confidence - step), 6)
+                )
+                .where(unused, MemoryRow.confidence > floor, MemoryRow.tier != Tier.ARCHIVED.value)
+                .execute()
+            )
+        return int(changed)
+
+    def archive_unused(self, below: float, created_before: float) -> int:
+        """Archive the memories never used or cited, of confidence under `below`, created
+        before the timestamp `created_before`; returns how many."""
+        with self.writing():
+            changed = (
+                MemoryRow.update(tier=Tier.ARCHIVED.value)
+                .where(
+                    MemoryRow.confidence < below,
+                    MemoryRow.use_count == 0,
+                    MemoryRow.citation_count == 0,
+                    MemoryRow.created_ts < created_before,
+                    MemoryRow.tier != Tier.ARCHIVED.value,
+                )
+                .execute()
+            )
+        return int(changed)
 
 
 def current_by_project(

@@ -3,7 +3,8 @@
 Each migration is a name and a list of SQL statements. Applied names are recorded in
 `schema_migrations`; running the list again applies only what is missing, so a fresh
 install and an upgraded one end with the same schema. Never edit a migration that has
-shipped: add a new one.
+shipped: add a new one. A migration never calls live domain code, which changes: one
+that needs code gets a frozen copy of it (0008's lesson parser, `lesson_backfill_0008`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from services.storage.lesson_backfill_0008 import backfill_lessons
 
 
 @dataclass(frozen=True)
@@ -351,14 +354,12 @@ _WHAT_HOLDS = _script(
 
 
 def _lesson_backfill(connection: sqlite3.Connection) -> None:
-    """Every lesson memory gets its structured `lesson` row and version records
-    (`services.text.lesson_text.backfill`, idempotent; `engram lesson backfill` runs it again
-    for lessons imported later). A partial index finds lesson memories without scanning
-    every memory (the backfill's and the lesson commands' lookup)."""
-    from services.text.lesson_text import backfill
-
+    """Every lesson memory gets its structured `lesson` row and version records (a frozen
+    copy of the backfill as it shipped, `lesson_backfill_0008`; `engram lesson backfill`
+    runs the live one for lessons imported later). A partial index finds lesson memories
+    without scanning every memory (the backfill's and the lesson commands' lookup)."""
     connection.execute("CREATE INDEX memory_lesson ON memory (id) WHERE type = 'lesson'")
-    backfill(connection)
+    backfill_lessons(connection)
 
 
 MIGRATIONS: tuple[Migration, ...] = (

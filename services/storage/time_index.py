@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from services.storage.database import batches
 from services.text.dates import TimeRef, phrase_kind, times_for
 
 if TYPE_CHECKING:
@@ -60,8 +61,7 @@ def load_times(
     `inferred` mark are not stored; they are read again from the phrase."""
     found: dict[str, list[TimeRef]] = {}
     ids = list(dict.fromkeys(memory_ids))
-    for begin in range(0, len(ids), 500):
-        batch = ids[begin : begin + 500]
+    for batch in batches(ids):
         marks = ", ".join("?" for _ in batch)
         rows = connection.execute(
             "SELECT memory_id, start, phrase, resolved, resolved_end, granularity "

@@ -1,9 +1,6 @@
 """Lesson text: rendering a lesson's parts (trigger, action, rationale) into the text of
-its memory, reading them back out of an older lesson memory, and the idempotent
-backfill that gives every lesson memory its structured `lesson` row and version records.
-
-Kept free of the store and the service (stdlib and `sqlite3` only) so that migration
-0008 can run it on the bare connection.
+its memory, and reading them back out of an older lesson memory — pure functions. The
+backfill that stores what they read is `services.storage.lessons.backfill`.
 
 Reading an older lesson (`parse_lesson`):
 
@@ -22,9 +19,7 @@ then at version k + 1.
 
 from __future__ import annotations
 
-import json
 import re
-import sqlite3
 from dataclasses import dataclass
 
 MAX_TITLE_CHARS = 100
@@ -132,109 +127,3 @@ def note_parts(note: VersionNote, current: LessonParts) -> LessonParts:
     if found is not None:
         return LessonParts(found[0], found[1], "")
     return LessonParts(current.trigger, note.text or current.action, "")
-
-
-# -- backfill ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BackfillReport:
-    lessons: int  # lesson memories given a lesson row now
-    versions: int  # version records written now
-
-    def to_dict(self) -> dict[str, int]:
-        return {"lessons": self.lessons, "versions": self.versions}
-
-
-def backfill(connection: sqlite3.Connection, memory_ids: list[str] | None = None) -> BackfillReport:
-    """Give every lesson memory without a `lesson` row one (parsed from its text, with
-    an earlier version record per `[vN]` note), and every lesson row a record of its
-    current version if it has none. The memories themselves are not changed.
-
-    Idempotent: a second run finds nothing to do. Runs inside the caller's transaction
-    (migration 0008, or `store.writing()`). `memory_ids` limits it to those memories."""
-    where = ""
-    params: list[str] = []
-    if memory_ids is not None:
-        if not memory_ids:
-            return BackfillReport(0, 0)
-        where = f" AND m.id IN ({', '.join('?' for _ in memory_ids)})"
-        params = list(memory_ids)
-    rows = connection.execute(
-        "SELECT m.id, m.title, m.content, m.tags, m.created_at FROM memory m "
-        "WHERE m.type = 'lesson' AND NOT EXISTS (SELECT 1 FROM lesson l WHERE "
-        f"l.memory_id = m.id){where} ORDER BY m.id",
-        params,
-    ).fetchall()
-    lessons = versions = 0
-    for memory_id, title, content, tags, created_at in rows:
-        parts, notes = parse_lesson(str(title), str(content))
-        version = len(notes) + 1
-        connection.execute(
-            "INSERT INTO lesson (memory_id, trigger_text, action, rationale, version) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [memory_id, parts.trigger, parts.action, parts.rationale, version],
-        )
-        lessons += 1
-        for number, note in enumerate(notes, 1):
-            earlier = note_parts(note, parts)
-            versions += _record(
-                connection,
-                memory_id,
-                number,
-                earlier,
-                tags,
-                f"backfilled from the [v{note.label}] note",
-                None,
-                created_at,
-            )
-    # Every lesson row has a record of its current version (the one just made, or one
-    # whose record went missing).
-    current = connection.execute(
-        "SELECT l.memory_id, l.trigger_text, l.action, l.rationale, l.version, m.tags, "
-        "m.session_id, m.created_at FROM lesson l JOIN memory m ON m.id = l.memory_id "
-        "WHERE NOT EXISTS (SELECT 1 FROM lesson_version v WHERE v.memory_id = l.memory_id "
-        f"AND v.version = l.version){where} ORDER BY l.memory_id",
-        params,
-    ).fetchall()
-    for memory_id, trigger, action, rationale, version, tags, session_id, created_at in current:
-        reason = "backfilled from the lesson" if version == 1 else "backfilled (current version)"
-        versions += _record(
-            connection,
-            memory_id,
-            int(version),
-            LessonParts(trigger, action, rationale),
-            tags,
-            reason,
-            session_id,
-            created_at,
-        )
-    return BackfillReport(lessons, versions)
-
-
-def _record(
-    connection: sqlite3.Connection,
-    memory_id: str,
-    version: int,
-    parts: LessonParts,
-    tags: str,
-    reason: str,
-    session_id: str | None,
-    saved_at: str,
-) -> int:
-    cursor = connection.execute(
-        "INSERT OR IGNORE INTO lesson_version (memory_id, version, trigger_text, action, "
-        "rationale, tags, reason, session_id, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            memory_id,
-            version,
-            parts.trigger,
-            parts.action,
-            parts.rationale,
-            tags if isinstance(tags, str) else json.dumps(tags),
-            reason,
-            session_id,
-            saved_at,
-        ],
-    )
-    return int(cursor.rowcount)

@@ -6,6 +6,7 @@ migration and on demand."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -23,15 +24,10 @@ from services.knowledge.lessons import (
     refine,
     versions,
 )
+from services.storage.lessons import backfill
 from services.storage.memories import MemoryStore
 from services.storage.migrations import MIGRATIONS, migrate
-from services.text.lesson_text import (
-    LessonParts,
-    backfill,
-    parse_lesson,
-    render,
-    split_notes,
-)
+from services.text.lesson_text import LessonParts, parse_lesson, render, split_notes
 from tests.services.builders import make_memory
 
 
@@ -276,6 +272,50 @@ def test_the_migration_backfills_an_upgraded_database(tmp_path: Path) -> None:
     backfill(connection)  # as `engram lesson backfill` would, later: nothing changes
     assert connection.execute("SELECT * FROM lesson_version ORDER BY version").fetchall() == dump
     connection.close()
+
+
+def _old_database(path: Path) -> sqlite3.Connection:
+    """A database from before 0008 holding OLD_LESSONS."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    migrate(connection, tuple(m for m in MIGRATIONS if m.name < "0008"))
+    for data in OLD_LESSONS:
+        memory = make_memory(**data)
+        connection.execute(
+            "INSERT INTO memory (id, type, title, content, tags, session_id, created_at, "
+            "created_ts, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            [
+                memory.id,
+                memory.type.value,
+                memory.title,
+                memory.content,
+                json.dumps(memory.tags),
+                memory.session_id,
+                memory.created_at,
+                memory.created_at,
+            ],
+        )
+    return connection
+
+
+def test_migration_0008_stores_what_the_live_backfill_stores(tmp_path: Path) -> None:
+    """Migration 0008 runs a frozen copy of the backfill; on the same lessons it writes
+    the same rows as the live one (`engram lesson backfill`) does today."""
+    dumps = []
+    for name in ("migrated", "live"):
+        connection = _old_database(tmp_path / f"{name}.sqlite3")
+        if name == "migrated":
+            assert "0008_lesson_backfill" in migrate(connection)
+        else:
+            assert backfill(connection).to_dict() == {"lessons": 3, "versions": 5}
+        dumps.append(
+            [
+                connection.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+                for table in ("lesson", "lesson_version")
+            ]
+        )
+        connection.close()
+    assert dumps[0] == dumps[1]
+    assert len(dumps[0][0]) == 3 and len(dumps[0][1]) == 5
 
 
 def test_refine_backfills_a_lesson_imported_since(engram: object) -> None:

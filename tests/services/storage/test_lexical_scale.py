@@ -3,7 +3,7 @@ left out of the match once a project is large."""
 
 from __future__ import annotations
 
-from services.storage import memories as store_module
+from services.storage import fulltext as store_module
 from services.storage.memories import MemoryStore
 from tests.services.builders import make_memory
 

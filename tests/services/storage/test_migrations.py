@@ -157,3 +157,15 @@ def test_open_database_migrates_and_turns_on_wal(tmp_path: Path) -> None:
         assert database.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
     finally:
         database.close()
+
+
+def test_migrations_never_import_live_domain_code() -> None:
+    """A migration runs the code it shipped with: the migrations import the standard
+    library and their own frozen copies (0008's lesson parser), nothing that changes."""
+    from tests.test_architecture import ROOT, imports_of
+
+    frozen = "services.storage.lesson_backfill_0008"
+    for module in ("migrations", "lesson_backfill_0008"):
+        imported = {name for _, name in imports_of(ROOT / "services" / "storage" / f"{module}.py")}
+        ours = {name for name in imported if name.split(".")[0] in ("services", "app", "ui")}
+        assert ours <= {frozen, f"{frozen}.backfill_lessons"}, (module, ours)

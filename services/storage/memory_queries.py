@@ -1,0 +1,156 @@
+"""Selections of the `memory` table: a `MemoryFilter` compiled to one SQL clause, the
+memories that pass it (by page, by ids, counted), and the lookups prediction is made of
+(file references, branches, most used, frequent tags).
+
+`MemoryQueries` is a part of `MemoryStore` (`services.storage.memories`), the owner of
+the `memory` table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import peewee as pw
+
+from services.filters import MemoryFilter
+from services.memory import Memory
+from services.storage.database import MemoryRow, SqliteStore, batches
+from services.storage.memory_rows import COLUMNS, columns_to_memory, row_to_memory
+
+
+class MemoryQueries(SqliteStore):
+    """Filtered reads of the memories."""
+
+    def _where(self, flt: MemoryFilter) -> list[Any]:
+        return [pw.SQL(*self._filter_sql(flt))]
+
+    def _filter_sql(self, flt: MemoryFilter) -> tuple[str, list[Any]]:
+        """The filter as one raw SQL clause over table alias t1 (peewee compiles big IN
+        lists slowly, and this is the search hot path)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+
+        def add(clause: str, *values: Any) -> None:
+            clauses.append(clause)
+            params.extend(values)
+
+        def marks(count: int) -> str:
+            return ", ".join("?" for _ in range(count))
+
+        if flt.project is not None:
+            add("t1.project = ?", flt.project)
+        if flt.types:
+            add(f"t1.type IN ({marks(len(flt.types))})", *[t.value for t in flt.types])
+        if flt.tags:
+            add(
+                f"EXISTS (SELECT 1 FROM json_each(t1.tags) WHERE value IN "
+                f"({marks(len(flt.tags))}))",
+                *flt.tags,
+            )
+        if flt.created_after is not None:
+            add("t1.created_ts >= ?", flt.created_after.timestamp())
+        if flt.created_before is not None:
+            add("t1.created_ts < ?", flt.created_before.timestamp())
+        if flt.exclude_session is not None:
+            add("(t1.session_id IS NULL OR t1.session_id != ?)", flt.exclude_session)
+        if flt.min_confidence is not None:
+            add("t1.confidence >= ?", flt.min_confidence)
+        tiers = [t.value for t in flt.mode.tiers]
+        if flt.mode.includes_superseded:
+            # History stays findable in deep mode even after a superseded memory has
+            # been archived (merges and the staleness review archive them).
+            add(f"(t1.tier IN ({marks(len(tiers))}) OR t1.superseded_by IS NOT NULL)", *tiers)
+        else:
+            add(f"t1.tier IN ({marks(len(tiers))})", *tiers)
+            add("t1.superseded_by IS NULL")
+        if flt.ids:
+            add(f"t1.id IN ({marks(len(flt.ids))})", *flt.ids)
+        return " AND ".join(clauses), params
+
+    def query(
+        self,
+        flt: MemoryFilter,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[Memory]:
+        select = MemoryRow.select().where(*self._where(flt)).namedtuples()
+        order = MemoryRow.created_ts.desc() if newest_first else MemoryRow.created_ts.asc()
+        select = select.order_by(order, MemoryRow.id)
+        if limit is not None:
+            select = select.limit(limit).offset(offset)
+        with self._reading():
+            return [row_to_memory(row) for row in select]
+
+    def filter_ids(self, ids: Sequence[str], flt: MemoryFilter) -> dict[str, Memory]:
+        """Those of `ids` that pass `flt`, loaded."""
+        found: dict[str, Memory] = {}
+        with self._reading():
+            for batch in batches(ids):
+                marks = ", ".join("?" for _ in batch)
+                clause, params = self._filter_sql(flt)
+                cursor = self.database.execute_sql(
+                    f"SELECT {COLUMNS} FROM memory t1 INDEXED BY sqlite_autoindex_memory_1 "
+                    f"WHERE t1.id IN ({marks}) AND {clause}",
+                    [*batch, *params],
+                )
+                for values in cursor.fetchall():
+                    memory = columns_to_memory(values)
+                    found[memory.id] = memory
+        return found
+
+    def count(self, flt: MemoryFilter | None = None) -> int:
+        with self._reading():
+            if flt is None:
+                return int(MemoryRow.select().count())
+            return int(MemoryRow.select().where(*self._where(flt)).count())
+
+    # --- prediction's lookups -------------------------------------------------------------
+
+    def current_file_refs(self, project: str | None) -> list[tuple[str, list[str]]]:
+        """(id, file_refs) of the current (not superseded, not archived) memories that
+        point at files, of `project` when given."""
+        sql = (
+            "SELECT id, file_refs FROM memory WHERE file_refs != '[]' "
+            "AND superseded_by IS NULL AND tier != 'archived'"
+        )
+        params: list[Any] = []
+        if project is not None:
+            sql += " AND project = ?"
+            params.append(project)
+        rows = self.database.execute_sql(sql, params).fetchall()
+        return [(str(memory_id), json.loads(raw)) for memory_id, raw in rows]
+
+    def on_branch(self, branch: str, slug: str, flt: MemoryFilter, limit: int = 200) -> list[str]:
+        """Memories passing `flt` recorded on `branch` or tagged `slug`, newest first."""
+        clause, params = self._filter_sql(flt)
+        rows = self.database.execute_sql(
+            "SELECT id FROM memory t1 WHERE (t1.branch = ? OR EXISTS (SELECT 1 FROM "
+            f"json_each(t1.tags) WHERE value = ?)) AND {clause} "
+            "ORDER BY t1.created_ts DESC LIMIT ?",
+            [branch, slug, *params, limit],
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def most_used(self, flt: MemoryFilter, limit: int) -> list[Memory]:
+        """Memories passing `flt`, most cited and used first, then most confident, newest."""
+        clause, params = self._filter_sql(flt)
+        rows = self.database.execute_sql(
+            f"SELECT {COLUMNS} FROM memory t1 WHERE {clause} ORDER BY "
+            "(t1.citation_count + t1.use_count) DESC, t1.confidence DESC, "
+            "t1.created_ts DESC LIMIT ?",
+            [*params, limit],
+        ).fetchall()
+        return [columns_to_memory(values) for values in rows]
+
+    def tag_counts(self, flt: MemoryFilter, limit: int) -> list[tuple[str, int]]:
+        """The most frequent tags of the memories passing `flt`, with their counts."""
+        clause, params = self._filter_sql(flt)
+        rows = self.database.execute_sql(
+            "SELECT value, count(*) AS uses FROM memory t1, json_each(t1.tags) "
+            f"WHERE {clause} GROUP BY value ORDER BY uses DESC, value LIMIT ?",
+            [*params, limit],
+        ).fetchall()
+        return [(str(tag), int(uses)) for tag, uses in rows]
