@@ -252,12 +252,6 @@ def test_no_import_cycles_between_service_modules() -> None:
 
 SQL_NOT_YET_MOVED = {
     "services.knowledge.contradictions",
-    "services.rem.actions",
-    "services.rem.cycle",
-    "services.rem.ops.extraction",
-    "services.rem.ops.graph",
-    "services.rem.ops.retention",
-    "services.rem.schedule",
 }
 SQL_CALL = ("execute(", "executemany(", "executescript(", "execute_sql(")
 

@@ -15,13 +15,15 @@ LAST_DECAY_KEY = "lifecycle.last_decay"
 
 @dataclass(frozen=True)
 class LifecyclePolicy:
-    use_boost: float = 0.02
-    confidence_max: float = 0.95
-    decay_step: float = 0.02
-    decay_floor: float = 0.1
-    decay_interval_days: int = 7
-    archive_below: float = 0.15
-    archive_min_age_days: int = 30
+    """The `lifecycle.*` settings (their defaults are in the settings schema)."""
+
+    use_boost: float
+    confidence_max: float
+    decay_step: float
+    decay_floor: float
+    decay_interval_days: int
+    archive_below: float
+    archive_min_age_days: int
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class CleanupReport:
 
 
 class Lifecycle:
-    def __init__(self, store: MemoryStore, policy: LifecyclePolicy = LifecyclePolicy()) -> None:
+    def __init__(self, store: MemoryStore, policy: LifecyclePolicy) -> None:
         self.store = store
         self.policy = policy
 

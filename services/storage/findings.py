@@ -177,6 +177,19 @@ class FindingStore:
             [status.value, option, now_iso(), finding.id],
         )
 
+    def details(self, op: str) -> list[tuple[str, str, Any]]:
+        """(kind, status, detail) of every finding of `op`, answered or not; the detail
+        as stored (JSON), or None where it does not parse."""
+        rows = self._execute("SELECT kind, status, detail FROM finding WHERE op = ?", [op])
+        found: list[tuple[str, str, Any]] = []
+        for kind, status, raw in rows.fetchall():
+            try:
+                detail = json.loads(raw)
+            except ValueError:
+                detail = None
+            found.append((str(kind), str(status), detail))
+        return found
+
     def memory_ids(self, op: str) -> set[str]:
         """The memories any finding of `op` was about, answered or not."""
         rows = self._execute("SELECT memory_ids FROM finding WHERE op = ?", [op]).fetchall()

@@ -71,3 +71,35 @@ def add_affinity(
             "weight = weight + excluded.weight, updated_at = excluded.updated_at",
             [(s, m, weight, at) for s in signals for m in memory_ids],
         )
+
+
+# -- reads for consolidation (`services.rem`) ----------------------------------------------
+
+
+def usage_events(
+    store: MemoryStore, only: Sequence[str] = (), excluding: Sequence[str] = ()
+) -> list[tuple[str, str, str]]:
+    """(memory_id, event, at) of the logged usage events: those of the `only` kinds
+    (every kind when empty), but not the `excluding` ones."""
+    where: list[str] = []
+    params: list[Any] = []
+    if only:
+        where.append(f"event IN ({', '.join('?' for _ in only)})")
+        params.extend(only)
+    if excluding:
+        where.append(f"event NOT IN ({', '.join('?' for _ in excluding)})")
+        params.extend(excluding)
+    sql = "SELECT memory_id, event, at FROM usage_event"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    rows = store.database.execute_sql(sql, params).fetchall()
+    return [(str(memory_id), str(event), str(at)) for memory_id, event, at in rows]
+
+
+def activity_times(store: MemoryStore) -> list[str]:
+    """When something happened, unordered: each memory's creation and each usage event
+    (the work sessions of the consolidation schedules are made of these)."""
+    rows = store.database.execute_sql(
+        "SELECT created_at FROM memory UNION ALL SELECT at FROM usage_event"
+    ).fetchall()
+    return [str(row[0]) for row in rows]
