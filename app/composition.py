@@ -28,7 +28,7 @@ from services.errors import UserInputError
 from services.memories.lifecycle import Lifecycle, LifecyclePolicy
 from services.memories.service import MemoryService
 from services.memory import Memory
-from services.search.retrieval import HybridRetriever, Weights
+from services.search.retrieval import HybridRetriever, SearchResponse, Weights
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetricsLog
 from services.vectors.embeddings.base import Embedder
@@ -241,6 +241,14 @@ class Engram:
         self.store.close()
 
 
+def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> SearchResponse:
+    """The result hook that ranks what holds now above what an open conflict says it
+    replaced (loaded on the first search that needs it)."""
+    from services.knowledge.supersession import current_first as rank
+
+    return rank(store, response, limit)
+
+
 def queue_contradiction_candidates(store: MemoryStore, memory: Memory) -> None:
     """The write hook that queues a written memory's contradiction candidates; the cue
     module's regexes load on the first write, not at start-up."""
@@ -283,7 +291,12 @@ def open_engram(
     )
     lifecycle = Lifecycle(store, lifecycle_policy(settings))
     service = MemoryService(
-        store, indexer, retriever, lifecycle, write_hooks=[queue_contradiction_candidates]
+        store,
+        indexer,
+        retriever,
+        lifecycle,
+        write_hooks=[queue_contradiction_candidates],
+        result_hooks=[current_first],
     )
     return Engram(
         data_dir,

@@ -122,6 +122,13 @@ def read_text_argument(value: str) -> str:
 @click.option("--scope", type=click.Choice([s.value for s in Scope]), default="project-shared")
 @click.option("--session", "session_id", help="Session the memory comes from.")
 @click.option("--id", "memory_id", help="Use this id instead of a generated one.")
+@click.option(
+    "--supersedes",
+    "replaces",
+    multiple=True,
+    metavar="ID",
+    help="This memory replaces ID (repeatable): ID stops holding at once, history kept.",
+)
 @project_option
 @json_option
 @pass_state
@@ -137,6 +144,7 @@ def add(
     scope: str,
     session_id: str | None,
     memory_id: str | None,
+    replaces: tuple[str, ...],
     project: str | None,
     as_json: bool,
 ) -> None:
@@ -153,14 +161,28 @@ def add(
         "session_id": session_id,
         "id": memory_id,
     }
-    memory = state.engram().service.add(
+    engram = state.engram()
+    for replaced in replaces:
+        engram.store.get(replaced)  # an unknown id stores nothing
+    memory = engram.service.add(
         {k: v for k, v in data.items() if v is not None}, default_project=project, embed=False
     )
+    superseded = _declare(engram, memory.id, replaces)
     state.embed_waiting()
     if as_json:
-        emit_json(memory_summary(memory))
+        emit_json({**memory_summary(memory), "supersedes": [m.id for m in superseded]})
     else:
         click.echo(f"stored {memory.id}: {memory.title}")
+        for old in superseded:
+            click.echo(f"  {old.id} no longer holds (replaced by {memory.id}): {old.title}")
+
+
+def _declare(engram: Any, winner: str, replaces: tuple[str, ...]) -> list[Any]:
+    if not replaces:
+        return []
+    from services.knowledge.supersession import declare
+
+    return declare(engram.store, winner, replaces)
 
 
 @cli.command(name="list")
@@ -262,6 +284,13 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
 @click.option("--tier", type=click.Choice([t.value for t in Tier]))
 @click.option("--scope", type=click.Choice([s.value for s in Scope]))
 @click.option("--summary", help="Summary form of the content.")
+@click.option(
+    "--supersedes",
+    "replaces",
+    multiple=True,
+    metavar="ID",
+    help="This memory replaces ID (repeatable): ID stops holding at once, history kept.",
+)
 @project_option
 @json_option
 @pass_state
@@ -278,6 +307,7 @@ def edit(
     tier: str | None,
     scope: str | None,
     summary: str | None,
+    replaces: tuple[str, ...],
     project: str | None,
     as_json: bool,
 ) -> None:
@@ -300,18 +330,28 @@ def edit(
         changes["tags"] = list(tags)
     if file_refs:
         changes["file_refs"] = list(file_refs)
-    if not changes:
+    if not changes and not replaces:
         raise click.UsageError("nothing to change: give at least one option")
     engram = state.engram()
+    if not changes:
+        superseded = _declare(engram, memory_id, replaces)
+        if as_json:
+            emit_json({"id": memory_id, "supersedes": [m.id for m in superseded]})
+        for old in [] if as_json else superseded:
+            click.echo(f"{old.id} no longer holds (replaced by {memory_id}): {old.title}")
+        return
     from services.knowledge.lessons import check_plain_edit
 
     check_plain_edit(engram.store, memory_id, changes)
     with state.vector_access() as held:
         memory = engram.service.edit(memory_id, changes, embed=held)
+    superseded = _declare(engram, memory.id, replaces)
     if as_json:
-        emit_json(memory_summary(memory))
+        emit_json({**memory_summary(memory), "supersedes": [m.id for m in superseded]})
     else:
         click.echo(f"updated {memory.id}: {memory.title}")
+        for old in superseded:
+            click.echo(f"  {old.id} no longer holds (replaced by {memory.id}): {old.title}")
 
 
 @cli.command()

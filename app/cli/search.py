@@ -32,6 +32,7 @@ def result_json(result: Any) -> dict[str, Any]:
         "project": memory.project,
         "title": memory.title,
         "created_at": memory.created_at,
+        "outdated_by": result.outdated_by,
         "breakdown": {
             "dense": round(breakdown.dense, 6),
             "lexical": round(breakdown.lexical, 6),
@@ -168,3 +169,8 @@ def search(
             f"    {memory.type.value} · {memory.project or '-'} · "
             f"{memory.created_at[:10]} · score {result.score:.3f} = {why}"
         )
+        if result.outdated_by:
+            out.print(
+                f"    [yellow]may be outdated — see {result.outdated_by}[/yellow] "
+                f"(`engram contradictions list`)"
+            )

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from services.errors import NotFoundError, UserInputError
+from services.knowledge.conflict_scorer import is_conflict, kind_of
 from services.knowledge.cues import (
     VAGUE_ATTRIBUTES,
     Cues,
@@ -47,8 +48,10 @@ from services.knowledge.cues import (
     idf_weights,
     read,
 )
+from services.knowledge.pair_features import PairText, features, read_pair_text
 from services.llm.base import LLMCancelled, LLMUnavailable, TimeBudget
 from services.memory import Memory, now_iso, parse_time
+from services.storage import contradictions as table
 from services.storage.findings import Finding, FindingStore, Option
 from services.storage.memories import MemoryStore, current_by_project
 from services.text.words import sha256_hex
@@ -56,6 +59,7 @@ from services.text.words import sha256_hex
 log = logging.getLogger(__name__)
 
 NEIGHBOURS = 20  # nearest neighbours per memory (same project)
+SCORED_NEIGHBOURS = 5  # of which the fitted scorer reads the closest (as fitted)
 WRITE_CANDIDATES = 10  # lexical matches queued when a memory is written
 FLAG_AT = 0.5  # combined score from which a pair is a contradiction
 LLM_WEIGHT = 0.15  # how far the model's verdict moves the cues' score
@@ -113,6 +117,7 @@ class Verdict:
     cue_score: float
     cues: Cues
     llm: dict[str, Any] | None = None  # the model's answer, when asked
+    scorer: float | None = None  # the fitted scorer's probability, when it decided
 
     @property
     def flagged(self) -> bool:
@@ -120,11 +125,14 @@ class Verdict:
 
     @property
     def by_cues(self) -> bool:
-        """Whether the cues alone flag the pair (the model only confirmed or was not asked)."""
+        """Whether the deterministic cues flag the pair. A pair only the fitted scorer
+        (or the model) flagged is proposed with "skip" recommended, so `--auto` never
+        acts on a statistical guess."""
         return self.cue_score >= FLAG_AT
 
     def evidence(self, content_hash: str) -> dict[str, Any]:
         return {
+            "scorer": None if self.scorer is None else round(self.scorer, 3),
             "cues": self.cues.to_dict(),
             "cue_score": round(self.cue_score, 3),
             "score": round(self.score, 3),
@@ -133,13 +141,10 @@ class Verdict:
         }
 
 
-_COLUMNS = "id, a, b, kind, holder, detected_at, evidence, resolved_at, resolution, note"
-
-
 def _record(row: Sequence[Any]) -> Contradiction:
     id_, a, b, kind, holder_, detected, evidence, resolved, resolution, note = row
     return Contradiction(
-        int(id_), a, b, kind, holder_, detected, json.loads(evidence or "{}"), resolved,
+        int(id_), a, b, kind, holder_, detected, table.decode_evidence(evidence), resolved,
         resolution, note,
     )  # fmt: skip
 
@@ -175,10 +180,6 @@ def reading_of(memory: Memory) -> Reading:
 # --- the queue ----------------------------------------------------------------------------
 
 
-def _execute(store: MemoryStore, sql: str, params: Sequence[Any] = ()) -> Any:
-    return store.database.execute_sql(sql, list(params))
-
-
 def queue(
     store: MemoryStore,
     pairs: Iterable[tuple[Memory, Memory, float | None, dict[str, Any] | None]],
@@ -194,29 +195,14 @@ def queue(
                 continue
             a, b = ordered(first, second)
             digest = pair_hash(a, b)
-            row = _execute(
-                store,
-                "SELECT cues FROM contradiction_candidate WHERE a = ? AND b = ?",
-                [a.id, b.id],
-            ).fetchone()
+            stored = table.candidate_payload(store, a.id, b.id)
             payload = json.dumps({"hash": digest, **(cues or {})}, ensure_ascii=False)
-            if row is None:
-                _execute(
-                    store,
-                    "INSERT INTO contradiction_candidate (a, b, cues, similarity, queued_at) "
-                    "VALUES (?,?,?,?,?)",
-                    [a.id, b.id, payload, similarity, now],
-                )
+            if stored is False:
+                table.insert_candidate(store, a.id, b.id, payload, similarity, now)
                 queued += 1
                 continue
-            if json.loads(row[0] or "{}").get("hash") != digest:
-                _execute(
-                    store,
-                    "UPDATE contradiction_candidate SET cues = ?, similarity = "
-                    "coalesce(?, similarity), queued_at = ?, judged_at = NULL "
-                    "WHERE a = ? AND b = ?",
-                    [payload, similarity, now, a.id, b.id],
-                )
+            if json.loads(str(stored or "{}")).get("hash") != digest:
+                table.requeue_candidate(store, a.id, b.id, payload, similarity, now)
                 queued += 1
     return queued
 
@@ -241,19 +227,12 @@ def queue_on_write(store: MemoryStore, memory: Memory) -> int:
 
 
 def pending(store: MemoryStore, limit: int | None = None) -> list[tuple[str, str]]:
-    sql = (
-        "SELECT a, b FROM contradiction_candidate WHERE judged_at IS NULL ORDER BY queued_at, a, b"
-    )
-    rows = _execute(store, sql + (" LIMIT ?" if limit else ""), [limit] if limit else [])
-    return [(str(a), str(b)) for a, b in rows.fetchall()]
+    return table.waiting_candidates(store, limit)
 
 
 def queued_count(store: MemoryStore) -> dict[str, int]:
-    row = _execute(
-        store,
-        "SELECT count(*), sum(judged_at IS NULL) FROM contradiction_candidate",
-    ).fetchone()
-    return {"candidates": int(row[0] or 0), "waiting": int(row[1] or 0)}
+    candidates, waiting = table.candidate_counts(store)
+    return {"candidates": candidates, "waiting": waiting}
 
 
 # --- the bulk scan --------------------------------------------------------------------------
@@ -261,20 +240,21 @@ def queued_count(store: MemoryStore) -> dict[str, int]:
 
 def facts_of(store: MemoryStore) -> dict[str, tuple[str, str, str]]:
     """Structured facts (`fact` table): memory id → (key, scope, value)."""
-    rows = _execute(store, "SELECT memory_id, key, scope, value FROM fact").fetchall()
-    return {str(m): (str(k), str(s), str(v)) for m, k, s, v in rows}
+    return {m: (k, scope, v) for m, k, scope, v in table.fact_rows(store)}
 
 
 @dataclass
 class Scan:
     memories: dict[str, Memory] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # unit length
+    texts: dict[str, PairText] = field(default_factory=dict)
     readings: dict[str, Reading] = field(default_factory=dict)
     weights: dict[str | None, dict[str, float]] = field(default_factory=dict)
     pairs: dict[tuple[str, str], tuple[float | None, dict[str, Any]]] = field(default_factory=dict)
     facts: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
-def _neighbours(
+def nearest_neighbours(
     ids: list[str], vectors: dict[str, np.ndarray], k: int
 ) -> Iterable[tuple[str, str, float]]:
     """Each memory's `k` nearest neighbours among `ids` (cosine)."""
@@ -321,6 +301,21 @@ def _index_pairs(readings: dict[str, Reading], weights: dict[str, float]) -> set
     return pairs
 
 
+def candidate_pairs(
+    ids: list[str],
+    vectors: dict[str, np.ndarray],
+    readings: dict[str, Reading],
+    weights: dict[str, float],
+    neighbours: int = NEIGHBOURS,
+) -> set[tuple[str, str]]:
+    """The pairs of one project worth scoring: each memory's nearest neighbours by
+    cosine, and every pair the cues' index links (same subject, same attribute)."""
+    pairs = set(_index_pairs({i: readings[i] for i in ids if i in readings}, weights))
+    for first, second, _ in nearest_neighbours(ids, vectors, neighbours):
+        pairs.add((min(first, second), max(first, second)))
+    return pairs
+
+
 def _rare_cutoff(total: int) -> float:
     """The idf weight of a word in RARE_SHARE of `total` memories (see idf_weights)."""
     import math
@@ -356,16 +351,24 @@ def scan(
         linked: dict[tuple[str, str], float | None] = {
             pair: None for pair in _index_pairs(readings, weights)
         }
+        closest: set[tuple[str, str]] = set()
         if vectors is not None:
             try:
                 found = vectors.vectors_for(model_id, name, [m.id for m in memories])
             except Exception as error:  # no vectors: the index's pairs still count
                 log.warning("contradictions: no vectors for %s: %s", name, error)
                 found = {}
-            for first, second, similarity in _neighbours(list(readings), found, neighbours):
+            for memory_id, vector in found.items():
+                array = np.asarray(vector, dtype=np.float32)
+                result.vectors[memory_id] = array / max(float(np.linalg.norm(array)), 1e-9)
+            for first, second, similarity in nearest_neighbours(list(readings), found, neighbours):
                 key = (min(first, second), max(first, second))
                 if linked.get(key) is None:
                     linked[key] = similarity
+            closest = {
+                (min(first, second), max(first, second))
+                for first, second, _ in nearest_neighbours(list(readings), found, SCORED_NEIGHBOURS)
+            }
         by_fact: dict[tuple[str, str], list[str]] = defaultdict(list)
         for memory_id in readings:
             if memory_id in result.facts:
@@ -377,9 +380,35 @@ def scan(
                     linked.setdefault((min(first, second), max(first, second)), None)
         for (first, second), near in linked.items():
             cues = compare(readings[first], readings[second], weights, result.facts)
-            if _worth_queueing(cues, near):
+            if _worth_queueing(cues, near) or (
+                (first, second) in closest
+                and near is not None
+                and _scored(result, first, second, near, cues, weights)
+            ):
                 result.pairs[(first, second)] = (near, cues.to_dict())
     return result
+
+
+def _text(found: Scan, memory: Memory) -> PairText:
+    text = found.texts.get(memory.id)
+    if text is None:
+        text = found.texts[memory.id] = read_pair_text(memory)
+    return text
+
+
+def _scored(
+    found: Scan, first: str, second: str, similarity: float, cues: Cues, weights: dict[str, float]
+) -> bool:
+    """Whether the fitted scorers flag the pair."""
+    a, b = found.memories[first], found.memories[second]
+    pair = features(_text(found, a), _text(found, b), similarity, cues, weights)
+    return is_conflict(pair)[0]
+
+
+def similarity_of(found: Scan, first: str, second: str) -> float | None:
+    """Cosine of two memories' vectors, when both have one."""
+    a, b = found.vectors.get(first), found.vectors.get(second)
+    return None if a is None or b is None else float(a @ b)
 
 
 def queue_scan(store: MemoryStore, found: Scan) -> int:
@@ -458,11 +487,23 @@ class Judge:
         readings: tuple[Reading, Reading],
         weights: dict[str, float] | None = None,
         facts: dict[str, tuple[str, str, str]] | None = None,
+        similarity: float | None = None,
+        texts: tuple[PairText, PairText] | None = None,
     ) -> Verdict:
         a, b = ordered(a, b)
         reading_a, reading_b = readings if readings[0].id == a.id else readings[::-1]
         cues = compare(reading_a, reading_b, weights, facts)
         cue_score = cues.score()
+        text_a, text_b = texts or (read_pair_text(a), read_pair_text(b))
+        if similarity is not None:
+            if text_a.memory.id != a.id:
+                text_a, text_b = text_b, text_a
+            found = features(text_a, text_b, similarity, cues, weights)
+            flagged, scored = is_conflict(found)
+            if flagged and cue_score < FLAG_AT:
+                kind = kind_of(text_a, text_b, found)
+                held = holder(reading_a, reading_b, cues)
+                return Verdict(a.id, b.id, kind, held, scored, cue_score, cues, None, scored)
         answer: dict[str, Any] | None = None
         if self.llm is not None and abs(cue_score - FLAG_AT) < LLM_WEIGHT:
             answer = self._ask(a, b)
@@ -531,7 +572,16 @@ def judge_pending(
                 continue
             readings = tuple(found.readings.setdefault(m.id, reading_of(m)) for m in (a, b))
             weights = found.weights.get(a.project)
-            verdict = judge.judge(a, b, (readings[0], readings[1]), weights, found.facts)
+            texts = (_text(found, a), _text(found, b))
+            verdict = judge.judge(
+                a,
+                b,
+                (readings[0], readings[1]),
+                weights,
+                found.facts,
+                similarity_of(found, a.id, b.id),
+                texts,
+            )
             verdicts.append(verdict)
             judged.append((verdict, first, second))
         if write:
@@ -548,58 +598,31 @@ def _store_verdicts(
     with store.writing():
         for verdict, first, second in judged:
             if verdict is None:
-                _execute(
-                    store,
-                    "UPDATE contradiction_candidate SET judged_at = ? WHERE a = ? AND b = ?",
-                    [now, first, second],
-                )
+                table.mark_judged(store, first, second, now)
                 continue
             digest = pair_hash(memories[verdict.a], memories[verdict.b])
             evidence = verdict.evidence(digest)
-            _execute(
-                store,
-                "UPDATE contradiction_candidate SET judged_at = ?, cues = ? WHERE a = ? AND b = ?",
-                [now, json.dumps({"verdict": verdict.kind, **evidence}), verdict.a, verdict.b],
-            )
-            if not verdict.flagged:
-                continue
-            existing = _execute(
-                store, "SELECT id, resolved_at FROM contradiction WHERE a = ? AND b = ?",
-                [verdict.a, verdict.b],
-            ).fetchone()  # fmt: skip
-            if existing is None:
-                _execute(
-                    store,
-                    "INSERT INTO contradiction (a, b, kind, holder, detected_at, evidence) "
-                    "VALUES (?,?,?,?,?,?)",
-                    [verdict.a, verdict.b, verdict.kind, verdict.holder, now, json.dumps(evidence)],
-                )
-            elif existing[1] is None:  # still open: the latest evidence
-                _execute(
-                    store,
-                    "UPDATE contradiction SET kind = ?, holder = ?, evidence = ? WHERE id = ?",
-                    [verdict.kind, verdict.holder, json.dumps(evidence), existing[0]],
-                )
+            cues = json.dumps({"verdict": verdict.kind, **evidence})
+            table.mark_judged(store, verdict.a, verdict.b, now, cues)
+            if verdict.flagged:
+                table.record_flag(
+                    store, verdict.a, verdict.b, verdict.kind, verdict.holder, now,
+                    json.dumps(evidence),
+                )  # fmt: skip
 
 
 # --- reading and resolving -------------------------------------------------------------------
 
 
 def get(store: MemoryStore, contradiction_id: int) -> Contradiction:
-    row = _execute(
-        store, f"SELECT {_COLUMNS} FROM contradiction WHERE id = ?", [contradiction_id]
-    ).fetchone()
+    row = table.row_by_id(store, contradiction_id)
     if row is None:
         raise NotFoundError(f"no contradiction with id {contradiction_id}")
     return _record(row)
 
 
 def for_pair(store: MemoryStore, a: str, b: str) -> Contradiction | None:
-    row = _execute(
-        store,
-        f"SELECT {_COLUMNS} FROM contradiction WHERE (a = ? AND b = ?) OR (a = ? AND b = ?)",
-        [a, b, b, a],
-    ).fetchone()
+    row = table.row_for_pair(store, a, b)
     return None if row is None else _record(row)
 
 
@@ -608,10 +631,7 @@ def listing(
 ) -> list[Contradiction]:
     """Contradictions whose memories both still exist (newest first); unresolved only
     unless `include_resolved`."""
-    sql = f"SELECT {_COLUMNS} FROM contradiction"
-    if not include_resolved:
-        sql += " WHERE resolved_at IS NULL"
-    records = [_record(r) for r in _execute(store, sql + " ORDER BY id DESC").fetchall()]
+    records = [_record(r) for r in table.rows(store, include_resolved)]
     memories = store.get_many({i for r in records for i in (r.a, r.b)})
     return [
         r
@@ -656,16 +676,12 @@ def resolve(
         if resolution in ("a_wins", "b_wins"):
             winner, loser = (record.a, record.b) if resolution == "a_wins" else (record.b, record.a)
             if winner in present and loser in present:
-                changed = _supersede(store, present[winner], present[loser], now)
+                changed = supersede(store, present[winner], present[loser], now)
         elif resolution == "merged" and into:
             for loser in (record.a, record.b):
                 if loser in present and loser != into:
-                    changed = _supersede(store, present[into], present[loser], now) or changed
-        _execute(
-            store,
-            "UPDATE contradiction SET resolved_at = ?, resolution = ?, note = ? WHERE id = ?",
-            [now, resolution, note, contradiction_id],
-        )
+                    changed = supersede(store, present[into], present[loser], now) or changed
+        table.mark_resolved(store, contradiction_id, now, resolution, note)
         if not finding_answered:
             findings = FindingStore(store)
             for finding in findings.pending("contradictions"):
@@ -675,7 +691,7 @@ def resolve(
     return changed
 
 
-def _supersede(store: MemoryStore, winner: Memory, loser: Memory, now: str) -> bool:
+def supersede(store: MemoryStore, winner: Memory, loser: Memory, now: str) -> bool:
     """`loser` no longer holds: it keeps its text and tier, gets `valid_to` and
     `superseded_by`; `winner` gets `supersedes` (unless it already names another)."""
     winner_start = winner.valid_from or winner.created_at
@@ -764,10 +780,7 @@ def alerts(
     """Tier-1 warnings: unresolved contradictions involving `memory_ids` first, then
     others of `project` (none without a project); one line each."""
     ids = set(memory_ids)
-    rows = _execute(
-        store, f"SELECT {_COLUMNS} FROM contradiction WHERE resolved_at IS NULL ORDER BY id DESC"
-    ).fetchall()
-    records = [_record(r) for r in rows]
+    records = [_record(r) for r in table.rows(store)]
     if not records:
         return []
     memories = store.get_many({i for r in records for i in (r.a, r.b)})

@@ -72,7 +72,10 @@ class RecallAnswer:
     temporal_question: bool
     kind: str  # "date", "how_long", "weekday" or "" (not about time)
     answer: str
-    date: str | None = None
+    date: str | None = None  # the day, or the first day of a range
+    date_end: str | None = None  # the last day of a range
+    vague: bool = False  # the range is a guess at what a vague phrase meant
+    recorded_on: str | None = None  # no date written: when the closest memory was recorded
     confidence: float = 0.0
     reasoning: list[str] = field(default_factory=list)
     resolutions: list[dict[str, Any]] = field(default_factory=list)
@@ -87,6 +90,9 @@ class RecallAnswer:
             "question": self.question,
             "answer": self.answer,
             "date": self.date,
+            "date_end": self.date_end,
+            "vague": self.vague,
+            "recorded_on": self.recorded_on,
             "confidence": round(self.confidence, 3),
             "reasoning": self.reasoning,
             "resolutions": self.resolutions,
@@ -167,6 +173,8 @@ def _answer_text(kind: str, ref: TimeRef, as_of: date) -> str:
         when = f"{ref.resolved.strftime('%B %Y')} ({describe(ref)})"
     elif ref.granularity == "year":
         when = str(ref.resolved.year)
+    elif ref.granularity == "vague":
+        when = f"some time {describe(ref)} (a vague “{ref.phrase}”)"
     if kind == "how_long":
         days = (as_of - ref.resolved).days
         if days > 0:
@@ -263,6 +271,8 @@ def _dated_answer(
         kind,
         _answer_text(kind, best.ref, as_of),
         date=best.ref.resolved.isoformat(),
+        date_end=None if best.ref.resolved_end is None else best.ref.resolved_end.isoformat(),
+        vague=best.ref.granularity == "vague",
         confidence=_confidence(best, runner_up),
         reasoning=_reasoning(best, runner_up, kind, as_of),
         resolutions=[_resolution(best.memory.id, best.ref)],
@@ -282,7 +292,7 @@ def _confidence(best: Candidate, runner_up: Candidate | None) -> float:
     confidence = 0.35 + 0.4 * min(1.0, best.overlap) + 0.25 * min(1.0, margin / 0.3)
     if best.ref.granularity != "day":
         confidence *= 0.9
-    if best.ref.inferred:
+    if best.ref.inferred or best.ref.granularity == "vague":
         confidence *= 0.7
     return max(0.05, min(0.99, confidence))
 
@@ -325,7 +335,7 @@ def _without_dates(
         kind,
         f"no date is written in the memories; the closest one was recorded on "
         f"{_answer_text(kind, ref, as_of)}",
-        date=day.isoformat(),
+        recorded_on=day.isoformat(),
         confidence=0.25,
         reasoning=[
             f"no matching memory holds a relative or resolved date; {memory.id} matches "

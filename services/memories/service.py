@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 
 WriteHook = Callable[[MemoryStore, Memory], object]
 """Runs after a memory is added, or edited so that what it says changed."""
+ResultHook = Callable[[MemoryStore, SearchResponse, int], SearchResponse]
+"""Reorders or marks a search's results (given the limit); the composition root gives
+the one that ranks what holds now above what it replaced."""
 
 
 @dataclass(frozen=True)
@@ -51,12 +54,14 @@ class MemoryService:
         retriever: HybridRetriever,
         lifecycle: Lifecycle,
         write_hooks: Sequence[WriteHook] = (),
+        result_hooks: Sequence[ResultHook] = (),
     ) -> None:
         self.store = store
         self.indexer = indexer
         self.retriever = retriever
         self.lifecycle = lifecycle
         self.write_hooks = tuple(write_hooks)
+        self.result_hooks = tuple(result_hooks)
 
     def _written(self, memory: Memory) -> None:
         for hook in self.write_hooks:
@@ -155,6 +160,8 @@ class MemoryService:
         record_retrieval: bool = False,
     ) -> SearchResponse:
         response = self.retriever.search(query, flt, limit, kind)
+        for hook in self.result_hooks:
+            response = hook(self.store, response, limit)
         if record_retrieval and response.results:
             self.lifecycle.record([r.memory.id for r in response.results], UsageEvent.RETRIEVED)
         return response

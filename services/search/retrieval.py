@@ -68,6 +68,7 @@ class SearchResult:
     memory: Memory
     score: float
     breakdown: ScoreBreakdown
+    outdated_by: str | None = None  # an open conflict says this memory replaced it
 
 
 @dataclass

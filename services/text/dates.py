@@ -21,6 +21,17 @@ Conventions (the bench README's, weeks start on Monday):
 | last / this / next weekend | the Saturday of that week, ending on its Sunday |
 | last / this / next month, earlier this month | the first of that month, ending on its last day |
 | last / this / next year | 1 January of that year, ending on 31 December |
+| over the weekend | the most recent Saturday–Sunday before the creation date |
+| on the 16th | the most recent date on or before with that day of the month |
+| on March 3 / on 3 March | that date on or before (after, in a future sentence) |
+| a couple of days ago (vague) | 3 … 2 days before |
+| a few days ago (vague) | 6 … 2 days before |
+| the other day (vague) | 7 … 1 days before |
+| the end of last month (vague) | the last 7 days of the previous month |
+| last sprint (vague) | the 14 days before the Monday of the creation date's week |
+
+A vague phrase resolves to a range with granularity "vague": what it means is a guess at
+a span, not a day, and answers say so.
 
 (*) "On Tuesday" has no direction of its own: a sentence with "will", "is scheduled",
 "starts"… is taken as future. The resolution is a guess and is marked `inferred`.
@@ -47,13 +58,14 @@ from __future__ import annotations
 import calendar
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Protocol, TypeVar
 
 from services.memory import Memory, parse_time
 
+RULES_VERSION = "2"  # raise when phrases resolve differently: stored dates are redone
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {
     "a": 1,
@@ -79,8 +91,28 @@ _AGO = rf"(?P<n>\d{{1,4}}|{_NUMBER_WORDS})\s+(?P<unit>day|week|month|year)s?\s+a
 _IN = rf"in\s+(?P<n_in>\d{{1,4}}|{_NUMBER_WORDS})\s+(?P<unit_in>day|week|month|year)s?"
 _WD = r"(?P<wd>" + "|".join(WEEKDAYS) + r")"
 
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august",
+    "september", "october", "november", "december",
+)  # fmt: skip
+_MONTH = r"(?P<mon>" + "|".join(f"{m[:3]}(?:{m[3:]})?" for m in _MONTHS) + r")\.?"
+_MONTH2 = _MONTH.replace("?P<mon>", "?P<mon2>")
+_ORDINAL = r"(?:st|nd|rd|th)?"
+
 # (kind, pattern), longest forms first: the first alternative matching at a position wins.
 _FORMS: tuple[tuple[str, str], ...] = (
+    ("the other day", r"the\s+other\s+day"),
+    ("a couple of days ago", r"a\s+couple\s+(?:of\s+)?days\s+ago"),
+    ("a few days ago", r"a\s+few\s+days\s+ago"),
+    ("over the weekend", r"over\s+the\s+weekend"),
+    ("the end of last month", r"(?:the\s+)?end\s+of\s+last\s+month"),
+    ("last sprint", r"last\s+sprint"),
+    ("on the <nth>", r"on\s+the\s+(?P<dom>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)"),
+    ("on <month> <day>", rf"on\s+{_MONTH}\s+(?P<mday>[1-9]|[12]\d|3[01]){_ORDINAL}(?!\d)"),
+    (
+        "on <day> <month>",
+        rf"on\s+(?:the\s+)?(?P<mday2>[1-9]|[12]\d|3[01]){_ORDINAL}\s+(?:of\s+)?{_MONTH2}",
+    ),
     ("the day before yesterday", r"the\s+day\s+before\s+yesterday"),
     ("the day after tomorrow", r"the\s+day\s+after\s+tomorrow"),
     ("earlier today", r"earlier\s+today"),
@@ -123,7 +155,7 @@ class TimeRef:
     phrase: str  # as written
     resolved: date  # the day, or the first day of a range
     resolved_end: date | None  # the last day of a range (a week, a month), else None
-    granularity: str  # "day", "week", "month" or "year"
+    granularity: str  # "day", "week", "month", "year", or "vague" (a guessed span)
     kind: str  # the phrase form, e.g. "last <weekday>", "<n> days ago"
     inferred: bool = False  # the date depends on a guess (tense of "on Tuesday")
 
@@ -238,6 +270,20 @@ def _resolve(match: re.Match[str], d: date, text: str) -> TimeRef | None:
 
     if kind in ("today", "earlier today", "later today", "tonight", "this <part of day>"):
         return day(d)
+    vague = _VAGUE_SPANS.get(kind)
+    if vague is not None:
+        first, last = vague(d)
+        return span(first, last, "vague")
+    if kind == "over the weekend":
+        sunday = d - timedelta(days=(d.weekday() + 1) % 7 or 7)
+        return span(sunday - timedelta(days=1), sunday, "week")
+    if kind == "on the <nth>":
+        return _day_of_month(int(match.group("dom")), d, day)
+    if kind in ("on <month> <day>", "on <day> <month>"):
+        month = match.group("mon") or match.group("mon2")
+        number = int(match.group("mday") or match.group("mday2"))
+        future = bool(_FUTURE.search(_sentence(text, start)))
+        return _month_day(_month_number(month), number, d, future, day)
     if kind in ("yesterday", "last night"):
         return day(_dateparser_day("yesterday", d) or d - timedelta(days=1))
     if kind == "the day before yesterday":
@@ -295,6 +341,59 @@ def _resolve(match: re.Match[str], d: date, text: str) -> TimeRef | None:
         year = d.year + {"last": -1, "this": 0, "next": 1}[kind.split()[0]]
         return span(date(year, 1, 1), date(year, 12, 31), "year")
     return None
+
+
+def _last_month_end(d: date) -> tuple[date, date]:
+    last = d.replace(day=1) - timedelta(days=1)
+    return last - timedelta(days=6), last
+
+
+def _last_sprint(d: date) -> tuple[date, date]:
+    monday = _monday(d)
+    return monday - timedelta(days=14), monday - timedelta(days=1)
+
+
+_VAGUE_SPANS = {
+    "the other day": lambda d: (d - timedelta(days=7), d - timedelta(days=1)),
+    "a couple of days ago": lambda d: (d - timedelta(days=3), d - timedelta(days=2)),
+    "a few days ago": lambda d: (d - timedelta(days=6), d - timedelta(days=2)),
+    "the end of last month": _last_month_end,
+    "last sprint": _last_sprint,
+}
+
+
+def _month_number(word: str) -> int:
+    prefix = word.lower().rstrip(".")[:3]
+    return next(i for i, name in enumerate(_MONTHS, start=1) if name.startswith(prefix))
+
+
+def _day_of_month(number: int, d: date, day: Callable[[date], TimeRef]) -> TimeRef | None:
+    """The most recent date on or before `d` whose day of the month is `number`."""
+    first = d.replace(day=1)
+    for back in range(0, 13):
+        month = _month_start(first, -back)
+        if number <= _month_end(month).day:
+            candidate = month.replace(day=number)
+            if candidate <= d:
+                return day(candidate)
+    return None
+
+
+def _month_day(
+    month: int, number: int, d: date, future: bool, day: Callable[[date], TimeRef]
+) -> TimeRef | None:
+    """That month and day nearest to `d` on or before it (after it, in a sentence about
+    the future), within a year."""
+    candidates = [
+        date(year, month, number)
+        for year in (d.year - 1, d.year, d.year + 1)
+        if number <= calendar.monthrange(year, month)[1]
+    ]
+    if future:
+        ahead = [c for c in candidates if d < c <= d + timedelta(days=366)]
+        return day(min(ahead)) if ahead else None
+    behind = [c for c in candidates if d - timedelta(days=366) <= c <= d]
+    return day(max(behind)) if behind else None
 
 
 def _offset(d: date, n: int, unit: str) -> date:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 from services.vectors.embeddings.onnx_minilm import MODEL_ID
 from services.vectors.index import VectorIndex
@@ -294,3 +295,17 @@ def test_mark_records_usage_and_raises_confidence(engram_cli: EngramCli) -> None
     assert "no memory with id 'nope'" in missing.stderr
     assert engram_cli.json("show", used)["use_count"] == 1
     assert engram_cli("mark", "liked", used).exit_code == 2
+
+
+def test_add_supersedes_declares_at_once_and_refuses_unknown_ids(engram_cli: Any) -> None:
+    old = engram_cli.add("We support Python 3.8 and up.", "-p", "httpx", "-t", "constraint")
+    result = engram_cli.json(
+        "add", "3.8 is dropped; the floor is 3.9 now.", "-p", "httpx", "--supersedes", old
+    )
+    assert result["supersedes"] == [old]
+    shown = engram_cli.json("show", old)
+    assert shown["superseded_by"] == result["id"]
+    before = engram_cli.all_ids()
+    refused = engram_cli("add", "something else", "-p", "httpx", "--supersedes", "no-such-id")
+    assert refused.exit_code == 2
+    assert engram_cli.all_ids() == before  # nothing stored on a guess

@@ -21,6 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from services.knowledge.conflict_scorer import (
+    DUPLICATE_THRESHOLD,
+    duplicate_probability,
+    is_conflict,
+)
+from services.knowledge.contradictions import SCORED_NEIGHBOURS, nearest_neighbours, reading_of
+from services.knowledge.cues import compare, idf_weights
+from services.knowledge.pair_features import PairText, features, read_pair_text
 from services.memory import Memory
 from services.storage.findings import Finding, Option
 from services.storage.memories import MemoryStore, current_by_project
@@ -81,6 +89,7 @@ class DuplicatePair:
     b: str
     similarity: float
     exact: bool
+    scored: bool = False  # found by the fitted duplicate scorer, not by the strict checks
 
 
 def similar_pairs(
@@ -124,7 +133,39 @@ def find_duplicates(
             key = (min(a, b), max(a, b))
             if key not in pairs and same_fact(by_id[a], by_id[b]):
                 pairs[key] = DuplicatePair(key[0], key[1], similarity, False)
+        for pair in scored_pairs(memories, found):
+            pairs.setdefault((pair.a, pair.b), pair)
     return sorted(pairs.values(), key=lambda p: (p.a, p.b))
+
+
+def scored_pairs(memories: list[Memory], vectors: dict[str, np.ndarray]) -> list[DuplicatePair]:
+    """Paraphrases the strict checks miss: each memory's closest neighbours that the
+    fitted duplicate scorer claims and the conflict scorer does not flag (people
+    restating a fact use other numbers and names than the first note did)."""
+    by_id = {m.id: m for m in memories}
+    readings = {m.id: reading_of(m) for m in memories}
+    weights = idf_weights(readings.values())
+    texts: dict[str, PairText] = {}
+
+    def text(memory_id: str) -> PairText:
+        if memory_id not in texts:
+            texts[memory_id] = read_pair_text(by_id[memory_id])
+        return texts[memory_id]
+
+    unit = {}
+    for memory_id, vector in vectors.items():
+        array = np.asarray(vector, dtype=np.float32)
+        unit[memory_id] = array / max(float(np.linalg.norm(array)), 1e-9)
+    found: dict[tuple[str, str], DuplicatePair] = {}
+    for first, second, similarity in nearest_neighbours(list(by_id), unit, SCORED_NEIGHBOURS):
+        key = (min(first, second), max(first, second))
+        if key in found:
+            continue
+        cues = compare(readings[key[0]], readings[key[1]], weights)
+        pair = features(text(key[0]), text(key[1]), similarity, cues, weights)
+        if duplicate_probability(pair) >= DUPLICATE_THRESHOLD and not is_conflict(pair)[0]:
+            found[key] = DuplicatePair(key[0], key[1], similarity, False, scored=True)
+    return list(found.values())
 
 
 def groups(pairs: list[DuplicatePair]) -> list[list[str]]:
@@ -168,11 +209,13 @@ MERGE_OPTIONS = [
 def duplicate_findings(pairs: list[DuplicatePair], memories: dict[str, Memory]) -> list[Finding]:
     best: dict[frozenset[str], float] = {}
     exact: dict[frozenset[str], bool] = {}
+    scored: dict[frozenset[str], bool] = {}
     for group in groups(pairs):
         key = frozenset(group)
         inside = [p for p in pairs if p.a in key and p.b in key]
         best[key] = max(p.similarity for p in inside)
         exact[key] = all(p.exact for p in inside)
+        scored[key] = any(p.scored for p in inside)
     findings: list[Finding] = []
     for key, similarity in best.items():
         members = sorted(key)
@@ -180,7 +223,11 @@ def duplicate_findings(pairs: list[DuplicatePair], memories: dict[str, Memory]) 
         kind = (
             "exact_duplicate"
             if exact[key]
-            else ("duplicate" if similarity >= MERGE_SIMILARITY else "possible_duplicate")
+            else (
+                "duplicate"
+                if similarity >= MERGE_SIMILARITY and not scored[key]
+                else "possible_duplicate"
+            )
         )
         titles = "; ".join(f"{m}: {memories[m].title}" for m in members)
         findings.append(
@@ -190,8 +237,13 @@ def duplicate_findings(pairs: list[DuplicatePair], memories: dict[str, Memory]) 
                 summary=f"{len(members)} memories say the same thing ({titles})",
                 memory_ids=members,
                 options=MERGE_OPTIONS,
-                recommended="merge",
-                detail={"keep": kept.id, "similarity": round(similarity, 4)},
+                # a statistical guess is never merged by --auto: the user decides
+                recommended="skip" if scored[key] else "merge",
+                detail={
+                    "keep": kept.id,
+                    "similarity": round(similarity, 4),
+                    "scored": scored[key],
+                },
             )
         )
     return findings

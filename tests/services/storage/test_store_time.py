@@ -11,6 +11,7 @@ import pytest
 import services.storage.memories as store_module
 from services.storage.memories import MemoryStore
 from services.storage.time_index import BACKFILL_META_KEY, backfill, load_times
+from services.text.dates import RULES_VERSION
 from tests.services.builders import make_memory
 
 CREATED = "2026-06-10T00:20:00+05:30"  # local Wednesday 10 June (UTC still the 9th)
@@ -102,12 +103,27 @@ def test_backfill_fills_older_databases_once(store: MemoryStore) -> None:
     connection.execute("DELETE FROM memory_time")  # as written before the table existed
     assert backfill(store) == 1
     assert rows(store) == expected == [(dated.id, 17, "last Tuesday", "2026-06-09", None, "day")]
-    assert store.meta_get(BACKFILL_META_KEY) == "1"
+    assert store.meta_get(BACKFILL_META_KEY) == RULES_VERSION
     connection.execute("DELETE FROM memory_time")
     assert backfill(store) == 0  # done once; writes keep it current since
     assert backfill(store, force=True) == 1
     assert backfill(store, force=True) == 0  # idempotent: rows already there
     assert rows(store) == expected
+
+
+def test_new_date_rules_resolve_every_memory_again(store: MemoryStore) -> None:
+    """A database resolved by older rules (which read "the end of last month" as the
+    whole month) is resolved again once, by the current rules."""
+    memory = make_memory("Cut the release at the end of last month.", created_at=CREATED)
+    store.add(memory)
+    expected = rows(store)
+    assert expected[0][2:] == ("the end of last month", "2026-05-25", "2026-05-31", "vague")
+    connection = store.database.connection()
+    connection.execute("UPDATE memory_time SET phrase = 'last month', resolved = '2026-05-01'")
+    store.meta_set(BACKFILL_META_KEY, "1")  # written by the first rules
+    assert backfill(store) == 1
+    assert rows(store) == expected
+    assert backfill(store) == 0
 
 
 def test_rebuild_re_resolves(store: MemoryStore) -> None:

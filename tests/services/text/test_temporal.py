@@ -339,3 +339,53 @@ def test_relative_days_match_plain_arithmetic(base: date) -> None:
     assert one("5 days ago", base).resolved == base - timedelta(days=5)
     assert one("in 3 weeks", base).resolved == base + timedelta(days=21)
     assert one("last week", base).resolved.weekday() == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "written", "start", "end", "granularity"),
+    [
+        (
+            "the other day the build broke",
+            "2025-03-20T09:00:00+01:00",
+            "2025-03-13",
+            "2025-03-19",
+            "vague",
+        ),
+        ("a couple of days ago", "2026-07-02T10:00:00-07:00", "2026-06-29", "2026-06-30", "vague"),
+        ("a few days ago", "2026-07-02T10:00:00+00:00", "2026-06-26", "2026-06-30", "vague"),
+        ("over the weekend", "2026-01-12T08:00:00+00:00", "2026-01-10", "2026-01-11", "week"),
+        (
+            "at the end of last month",
+            "2024-12-16T12:00:00+00:00",
+            "2024-11-24",
+            "2024-11-30",
+            "vague",
+        ),
+        ("last sprint", "2026-07-27T12:00:00+00:00", "2026-07-13", "2026-07-26", "vague"),
+        ("merged on the 27th", "2025-06-30T12:00:00+00:00", "2025-06-27", None, "day"),
+        ("on the 31st", "2025-03-05T12:00:00+00:00", "2025-01-31", None, "day"),
+        ("released on March 3", "2025-06-01T12:00:00+00:00", "2025-03-03", None, "day"),
+        ("it starts on 3rd of June", "2025-06-01T12:00:00+00:00", "2025-06-03", None, "day"),
+        ("we shipped it on Dec 30", "2026-01-02T12:00:00+00:00", "2025-12-30", None, "day"),
+    ],
+)
+def test_phrases_people_write(
+    text: str, written: str, start: str, end: str | None, granularity: str
+) -> None:
+    (ref,) = times_for(text, written)
+    assert ref.resolved.isoformat() == start
+    assert (None if ref.resolved_end is None else ref.resolved_end.isoformat()) == end
+    assert ref.granularity == granularity
+
+
+@given(
+    st.dates(min_value=date(2000, 1, 1), max_value=date(2090, 12, 31)),
+    st.integers(1, 31),
+    st.sampled_from(["the other day", "a couple of days ago", "last sprint", "over the weekend"]),
+)
+def test_past_phrases_resolve_before_the_day_written(day: date, number: int, phrase: str) -> None:
+    for text in (f"on the {number}th", phrase):
+        for ref in find_times(text, day):
+            last = ref.resolved_end or ref.resolved
+            assert ref.resolved <= last
+            assert last <= day

@@ -1,0 +1,308 @@
+"""Features of a pair of memories about one project that tell whether the later one
+replaces or contradicts the earlier: how alike they are (vectors, titles, code names,
+rare words), how the later one is worded (change words, hedges), what they disagree on
+(values of one attribute, negation, opposite words, a value of the earlier named as old
+in the later) and how far apart they were written.
+
+Every feature is a general reading of wording and structure, never of particular items;
+the weights that combine them are fitted with cross-validation (bench/fit_conflicts.py)
+and live in `services.knowledge.conflict_weights`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from services.knowledge.cues import Cues, Reading, compare
+from services.memory import Memory, parse_time
+from services.text.words import STOPWORDS, code_spans, without_fences
+from services.text.words import sentences as split_sentences
+
+# Wording that says something changed, in the many ways people write it.
+CHANGE = re.compile(
+    r"\bno longer\b|\bnot any ?more\b|\banymore\b|\bis gone\b|\bare gone\b|\bwent away\b|"
+    r"\bgone in\b|\bdropped\b|\bdrops\b|\bremoved\b|\bremoves\b|\bdeleted\b|\bretired\b|"
+    r"\bbumped\b|\bbump(?:s|ing)? (?:to|the)\b|\braised\b|\blowered\b|"
+    r"\bmoved (?:off|to|from|into)\b|"
+    r"\bswitched\b|\bswitch(?:ing)? to\b|\bmigrated\b|\breplac(?:ed|es|ing)\b|\breverted\b|"
+    r"\brevert(?:s|ing)?\b|\brolled back\b|\bundone\b|\bturns out\b|\bturned out\b|"
+    r"\bactually\b|\bsoftens?\b|\bnarrow(?:ed|s)\b|\bwiden(?:ed|s)\b|\bfolded into\b|"
+    r"\bfolded in\b|\binstead\b|\bused to\b|\bpreviously\b|\bformerly\b|\bnow\b|"
+    r"\bas of\b|\bstarting (?:with|from|in)\b|\bfrom now on\b|\bgoing forward\b|"
+    r"\bdeprecat(?:ed|es|ing)\b|\bno more\b|\bnot needed\b|\bcan go\b|\bnew default\b|"
+    r"\bchanged\b|\bupgraded\b|\bdowngraded\b|\bupdated to\b|\bsuperseded\b|"
+    r"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|\bmerged\b|\blanded\b",
+    re.IGNORECASE,
+)
+# Wording of someone unsure or passing on what they heard.
+HEDGE = re.compile(
+    r"\bfyi\b|\bafaik\b|\biirc\b|\bi think\b|\bi believe\b|\bpretty sure\b|\bremember\b|"
+    r"\bapparently\b|\bprobably\b|\bseems?\b|\bi guess\b|\bheads-up\b|\bheads up\b|"
+    r"\breview(?:er)? note\b|\breview:|\bsomeone said\b|\bwe were told\b|\bby default\b",
+    re.IGNORECASE,
+)
+NEGATION = re.compile(
+    r"\bnot\b|\bnever\b|\bno\b|\bwithout\b|\bdon'?t\b|\bdoesn'?t\b|\bisn'?t\b|\baren'?t\b|"
+    r"\bwon'?t\b|\bcan'?t\b|\bcannot\b|\bnothing\b|\bnone\b|\bonly\b|\bskips?\b",
+    re.IGNORECASE,
+)
+# Words whose opposites, said of one subject, cannot both hold.
+OPPOSITES = (
+    ("true", "false"),
+    ("on", "off"),
+    ("enabled", "disabled"),
+    ("enable", "disable"),
+    ("opt-in", "opt-out"),
+    ("opt in", "opt out"),
+    ("required", "optional"),
+    ("always", "never"),
+    ("raises", "warns"),
+    ("raise", "warn"),
+    ("error", "warning"),
+    ("strict", "lax"),
+    ("sync", "async"),
+    ("allowed", "forbidden"),
+    ("allow", "forbid"),
+    ("include", "exclude"),
+    ("public", "private"),
+    ("exported", "not exported"),
+    ("before", "after"),
+    ("local", "ci"),
+    ("os", "certifi"),
+    ("validates", "skips"),
+    ("validated", "not validated"),
+    ("fine", "not fine"),
+    ("bare", "prefixed"),
+)
+_OPPOSITE_PATTERNS = tuple(
+    (
+        re.compile(rf"(?<![\w-]){re.escape(x)}(?![\w-])", re.I),
+        re.compile(rf"(?<![\w-]){re.escape(y)}(?![\w-])", re.I),
+    )
+    for x, y in OPPOSITES
+)
+_VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)(?![\w.]*\w)")
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|ms|s|mb|kb|gb|x)?(?![\w])", re.I)
+_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_IDENTIFIER = re.compile(
+    r"\b[A-Za-z_][\w]*(?:[._][\w]+)+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
+)
+
+FEATURES = (
+    "cosine",
+    "title_overlap",
+    "name_overlap",
+    "word_overlap",
+    "same_type",
+    "change_later",
+    "change_earlier",
+    "hedge_later",
+    "hedge_earlier",
+    "negation_differs",
+    "opposites",
+    "value_conflict",
+    "cue_replaces",
+    "old_value_named",
+    "versions_differ",
+    "numbers_differ",
+    "gap_days",
+    "same_day",
+    "near_copy",
+    "novelty",
+    "cosine_x_change",
+    "cosine_x_versions",
+    "cosine_x_negation",
+    "cosine_x_opposites",
+    "title_x_versions",
+    "cosine_x_old_value",
+    "sentence_value_clash",
+    "sentence_polarity_clash",
+)
+
+
+@dataclass(frozen=True)
+class PairText:
+    """What the features need of one memory, read once."""
+
+    memory: Memory
+    plain: str  # title and content without fenced code, lower case
+    title_words: frozenset[str]
+    words: frozenset[str]
+    names: frozenset[str]
+    versions: frozenset[str]
+    numbers: frozenset[str]
+    sentences: tuple[tuple[frozenset[str], frozenset[str], bool], ...]  # words, values, negated
+    change: int
+    hedge: int
+    negations: int
+    at: float  # seconds since the epoch
+
+
+def read_pair_text(memory: Memory) -> PairText:
+    text = f"{memory.title}. {memory.content}"
+    plain = " ".join(without_fences(text).split()).lower()
+    names = {s.strip().lower() for s in code_spans(text, 2, 80)}
+    names |= {m.group(0).lower() for m in _IDENTIFIER.finditer(without_fences(text))}
+    return PairText(
+        memory=memory,
+        plain=plain,
+        title_words=frozenset(_content_words(memory.title.lower())),
+        words=frozenset(_content_words(plain)),
+        names=frozenset(names),
+        versions=frozenset(_VERSION.findall(plain)),
+        numbers=frozenset(n for n, _ in _NUMBER.findall(plain)),
+        sentences=tuple(_sentence_reading(piece) for piece in split_sentences(plain, clauses=True)),
+        change=len(CHANGE.findall(plain)),
+        hedge=len(HEDGE.findall(plain)),
+        negations=len(NEGATION.findall(plain)),
+        at=parse_time(memory.valid_from or memory.created_at).timestamp(),
+    )
+
+
+def _sentence_reading(sentence: str) -> tuple[frozenset[str], frozenset[str], bool]:
+    values = {v for v in _VERSION.findall(sentence)}
+    values |= {n + (unit or "").lower() for n, unit in _NUMBER.findall(sentence)}
+    return (
+        frozenset(_content_words(sentence)),
+        frozenset(values),
+        bool(NEGATION.search(sentence)),
+    )
+
+
+def _sentence_clashes(a: PairText, b: PairText) -> tuple[float, float]:
+    """Sentences of the two that say much the same words (Jaccard ≥ 0.3, 2+ shared)
+    but with other values, or with the opposite polarity (one negated)."""
+    values = polarity = 0
+    for words_a, values_a, negated_a in a.sentences:
+        for words_b, values_b, negated_b in b.sentences:
+            shared = words_a & words_b
+            if len(shared) < 2 or len(shared) / len(words_a | words_b) < 0.3:
+                continue
+            if values_a and values_b and not (values_a & values_b):
+                values += 1
+            if negated_a != negated_b:
+                polarity += 1
+    return float(min(values, 3)), float(min(polarity, 3))
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text) if w not in STOPWORDS]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if (a or b) else 0.0
+
+
+def _weighted_overlap(a: frozenset[str], b: frozenset[str], idf: Mapping[str, float]) -> float:
+    """Shared words weighed by rarity, as a share of the smaller side."""
+    if not a or not b:
+        return 0.0
+
+    def weight(words: frozenset[str]) -> float:
+        return sum(idf.get(w, 1.0) for w in words)
+
+    return weight(a & b) / min(weight(a), weight(b))
+
+
+def _opposites(a: str, b: str) -> float:
+    found = 0
+    for first, second in _OPPOSITE_PATTERNS:
+        if (first.search(a) and second.search(b) and not second.search(a)) or (
+            second.search(a) and first.search(b) and not first.search(b)
+        ):
+            found += 1
+    return float(min(found, 3))
+
+
+def _old_value_named(earlier: PairText, later: PairText) -> float:
+    """The later text names a value of the earlier one next to change wording
+    ("3.8 is dropped", "moved off pdm", "`app=` is gone")."""
+    values = (earlier.versions | earlier.names) - later.versions - later.names
+    values |= earlier.versions & later.versions
+    hits = 0
+    for value in values:
+        if len(value) < 2:
+            continue
+        at = later.plain.find(value)
+        while at >= 0:
+            window = later.plain[max(0, at - 40) : at + len(value) + 40]
+            if CHANGE.search(window):
+                hits += 1
+                break
+            at = later.plain.find(value, at + 1)
+    return float(min(hits, 3))
+
+
+def features(
+    a: PairText,
+    b: PairText,
+    cosine: float,
+    cues: Cues | None = None,
+    idf: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """The features of a pair (`a` and `b` in any order; the later one is found by
+    date). `cues`: the deterministic cue comparison of their readings, if at hand."""
+    earlier, later = (a, b) if (a.at, a.memory.id) <= (b.at, b.memory.id) else (b, a)
+    idf = idf or {}
+    gap = abs(later.at - earlier.at) / 86400.0
+    found = _base(a, b, earlier, later, cosine, cues, idf, gap)
+    word_jaccard = _jaccard(a.words, b.words)
+    found["near_copy"] = float(cosine >= 0.95 or word_jaccard >= 0.8)
+    new_words = later.words - earlier.words
+    found["novelty"] = (
+        sum(idf.get(w, 1.0) for w in new_words) / sum(idf.get(w, 1.0) for w in later.words)
+        if later.words
+        else 0.0
+    )
+    versions = found["versions_differ"]
+    found["cosine_x_change"] = cosine * min(found["change_later"], 2.0)
+    found["cosine_x_versions"] = cosine * versions
+    found["cosine_x_negation"] = cosine * min(found["negation_differs"], 2.0)
+    found["cosine_x_opposites"] = cosine * found["opposites"]
+    found["title_x_versions"] = found["title_overlap"] * versions
+    found["cosine_x_old_value"] = cosine * found["old_value_named"]
+    found["sentence_value_clash"], found["sentence_polarity_clash"] = _sentence_clashes(a, b)
+    return found
+
+
+def _base(
+    a: PairText,
+    b: PairText,
+    earlier: PairText,
+    later: PairText,
+    cosine: float,
+    cues: Cues | None,
+    idf: Mapping[str, float],
+    gap: float,
+) -> dict[str, float]:
+    return {
+        "cosine": cosine,
+        "title_overlap": _jaccard(a.title_words, b.title_words),
+        "name_overlap": _jaccard(a.names, b.names),
+        "word_overlap": _weighted_overlap(a.words, b.words, idf),
+        "same_type": float(a.memory.type == b.memory.type),
+        "change_later": float(min(later.change, 3)),
+        "change_earlier": float(min(earlier.change, 3)),
+        "hedge_later": float(min(later.hedge, 2)),
+        "hedge_earlier": float(min(earlier.hedge, 2)),
+        "negation_differs": float(abs(min(a.negations, 3) - min(b.negations, 3))),
+        "opposites": _opposites(earlier.plain, later.plain),
+        "value_conflict": float(bool(cues and cues.conflicts)),
+        "cue_replaces": float(bool(cues and cues.replaces)),
+        "old_value_named": _old_value_named(earlier, later),
+        "versions_differ": float(
+            bool(earlier.versions and later.versions and earlier.versions != later.versions)
+        ),
+        "numbers_differ": float(
+            bool(earlier.numbers and later.numbers and earlier.numbers != later.numbers)
+        ),
+        "gap_days": math.log1p(gap),
+        "same_day": float(gap < 1.5),
+    }
+
+
+def cue_comparison(a: Reading, b: Reading, weights: Mapping[str, float] | None) -> Cues:
+    return compare(a, b, weights)

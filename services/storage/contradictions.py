@@ -1,0 +1,169 @@
+"""Owner of the `contradiction_candidate` (pairs waiting to be judged) and
+`contradiction` (flagged pairs, open or resolved) tables. `services.knowledge.
+contradictions` decides what goes in; this module is the only one that writes SQL for
+them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from services.storage.memories import MemoryStore
+
+COLUMNS = "id, a, b, kind, holder, detected_at, evidence, resolved_at, resolution, note"
+
+
+def _execute(store: MemoryStore, sql: str, params: Sequence[Any] = ()) -> Any:
+    return store.database.execute_sql(sql, list(params))
+
+
+# --- candidates ---------------------------------------------------------------------------
+
+
+def candidate_payload(store: MemoryStore, a: str, b: str) -> str | bool | None:
+    """The stored cues JSON of a queued pair; False when the pair is not queued."""
+    row = _execute(
+        store, "SELECT cues FROM contradiction_candidate WHERE a = ? AND b = ?", [a, b]
+    ).fetchone()
+    return False if row is None else row[0]
+
+
+def insert_candidate(
+    store: MemoryStore, a: str, b: str, payload: str, similarity: float | None, now: str
+) -> None:
+    _execute(
+        store,
+        "INSERT INTO contradiction_candidate (a, b, cues, similarity, queued_at) "
+        "VALUES (?,?,?,?,?)",
+        [a, b, payload, similarity, now],
+    )
+
+
+def requeue_candidate(
+    store: MemoryStore, a: str, b: str, payload: str, similarity: float | None, now: str
+) -> None:
+    _execute(
+        store,
+        "UPDATE contradiction_candidate SET cues = ?, similarity = coalesce(?, similarity), "
+        "queued_at = ?, judged_at = NULL WHERE a = ? AND b = ?",
+        [payload, similarity, now, a, b],
+    )
+
+
+def waiting_candidates(store: MemoryStore, limit: int | None = None) -> list[tuple[str, str]]:
+    sql = (
+        "SELECT a, b FROM contradiction_candidate WHERE judged_at IS NULL ORDER BY queued_at, a, b"
+    )
+    rows = _execute(store, sql + (" LIMIT ?" if limit else ""), [limit] if limit else [])
+    return [(str(a), str(b)) for a, b in rows.fetchall()]
+
+
+def candidate_counts(store: MemoryStore) -> tuple[int, int]:
+    """(all candidates, those waiting)."""
+    row = _execute(
+        store, "SELECT count(*), sum(judged_at IS NULL) FROM contradiction_candidate"
+    ).fetchone()
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+def mark_judged(store: MemoryStore, a: str, b: str, now: str, cues: str | None = None) -> None:
+    if cues is None:
+        _execute(
+            store,
+            "UPDATE contradiction_candidate SET judged_at = ? WHERE a = ? AND b = ?",
+            [now, a, b],
+        )
+    else:
+        _execute(
+            store,
+            "UPDATE contradiction_candidate SET judged_at = ?, cues = ? WHERE a = ? AND b = ?",
+            [now, cues, a, b],
+        )
+
+
+def fact_rows(store: MemoryStore) -> list[tuple[str, str, str, str]]:
+    """(memory id, key, scope, value) of every `fact` row (read-only here; `fact` is
+    owned by services.storage.facts)."""
+    rows = _execute(store, "SELECT memory_id, key, scope, value FROM fact").fetchall()
+    return [(str(m), str(k), str(s), str(v)) for m, k, s, v in rows]
+
+
+# --- contradictions -----------------------------------------------------------------------
+
+
+def record_flag(
+    store: MemoryStore, a: str, b: str, kind: str, holder: str | None, now: str, evidence: str
+) -> None:
+    """Insert a flagged pair, or refresh its evidence while it is still open."""
+    existing = _execute(
+        store, "SELECT id, resolved_at FROM contradiction WHERE a = ? AND b = ?", [a, b]
+    ).fetchone()
+    if existing is None:
+        _execute(
+            store,
+            "INSERT INTO contradiction (a, b, kind, holder, detected_at, evidence) "
+            "VALUES (?,?,?,?,?,?)",
+            [a, b, kind, holder, now, evidence],
+        )
+    elif existing[1] is None:
+        _execute(
+            store,
+            "UPDATE contradiction SET kind = ?, holder = ?, evidence = ? WHERE id = ?",
+            [kind, holder, evidence, existing[0]],
+        )
+
+
+def row_by_id(store: MemoryStore, contradiction_id: int) -> Sequence[Any] | None:
+    row: Sequence[Any] | None = _execute(
+        store, f"SELECT {COLUMNS} FROM contradiction WHERE id = ?", [contradiction_id]
+    ).fetchone()
+    return row
+
+
+def row_for_pair(store: MemoryStore, a: str, b: str) -> Sequence[Any] | None:
+    row: Sequence[Any] | None = _execute(
+        store,
+        f"SELECT {COLUMNS} FROM contradiction WHERE (a = ? AND b = ?) OR (a = ? AND b = ?)",
+        [a, b, b, a],
+    ).fetchone()
+    return row
+
+
+def rows(store: MemoryStore, include_resolved: bool = False) -> list[Sequence[Any]]:
+    """Every contradiction row, newest first; open ones only unless `include_resolved`."""
+    sql = f"SELECT {COLUMNS} FROM contradiction"
+    if not include_resolved:
+        sql += " WHERE resolved_at IS NULL"
+    return list(_execute(store, sql + " ORDER BY id DESC").fetchall())
+
+
+def open_rows_about(store: MemoryStore, memory_ids: Iterable[str]) -> list[Sequence[Any]]:
+    """Open contradictions that involve any of `memory_ids`, newest first."""
+    ids = sorted(set(memory_ids))
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return list(
+        _execute(
+            store,
+            f"SELECT {COLUMNS} FROM contradiction WHERE resolved_at IS NULL "
+            f"AND (a IN ({marks}) OR b IN ({marks})) ORDER BY id DESC",
+            [*ids, *ids],
+        ).fetchall()
+    )
+
+
+def mark_resolved(
+    store: MemoryStore, contradiction_id: int, now: str, resolution: str, note: str | None
+) -> None:
+    _execute(
+        store,
+        "UPDATE contradiction SET resolved_at = ?, resolution = ?, note = ? WHERE id = ?",
+        [now, resolution, note, contradiction_id],
+    )
+
+
+def decode_evidence(raw: str | None) -> dict[str, Any]:
+    value = json.loads(raw or "{}")
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,120 @@
+"""What holds now where memories are read: pair features, the fitted scorer, declared
+supersession and search ranking the replacement above what it replaced."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.composition import Engram
+from services.errors import NotFoundError, UserInputError
+from services.filters import MemoryFilter
+from services.knowledge import contradictions, supersession
+from services.knowledge.conflict_scorer import probability
+from services.knowledge.pair_features import FEATURES, features, read_pair_text
+from services.storage import contradictions as table
+from tests.services.builders import make_memory
+
+FLOOR_OLD = dict(
+    title="python floor = 3.8",
+    content='We support 3.8 and up. `requires-python = ">=3.8"` in pyproject.toml.',
+    created_at="2024-01-16T10:00:00+00:00",
+    type="constraint",
+    project="httpx",
+)
+FLOOR_NEW = dict(
+    title="3.8 dropped",
+    content="3.8 is dropped. `requires-python` is `>=3.9` now; CI runs 3.9-3.13.",
+    created_at="2025-06-30T10:00:00+00:00",
+    type="constraint",
+    project="httpx",
+)
+UNRELATED = dict(
+    title="release tags",
+    content="Tags have no v prefix; scripts/publish compares the ref with __version__.",
+    created_at="2025-07-01T10:00:00+00:00",
+    type="workflow",
+    project="httpx",
+)
+
+
+def test_change_wording_and_the_old_value_are_read_from_the_later_note() -> None:
+    old, new = read_pair_text(make_memory(**FLOOR_OLD)), read_pair_text(make_memory(**FLOOR_NEW))
+    found = features(new, old, cosine=0.6)  # order does not matter: dates decide
+    assert found["change_later"] >= 1
+    assert found["change_earlier"] == 0
+    assert found["old_value_named"] >= 1
+    assert found["versions_differ"] == 1.0
+    assert found["near_copy"] == 0.0
+
+
+def test_a_copy_is_a_near_copy_not_a_change() -> None:
+    one = read_pair_text(make_memory(**FLOOR_OLD))
+    two = read_pair_text(make_memory(**FLOOR_OLD))
+    found = features(one, two, cosine=1.0)
+    assert found["near_copy"] == 1.0
+    assert found["old_value_named"] == 0.0
+
+
+def test_the_scorer_ranks_a_supersession_above_an_unrelated_pair() -> None:
+    old, new = read_pair_text(make_memory(**FLOOR_OLD)), read_pair_text(make_memory(**FLOOR_NEW))
+    other = read_pair_text(make_memory(**UNRELATED))
+    replacing = probability(features(old, new, cosine=0.6))
+    unrelated = probability(features(old, other, cosine=0.2))
+    assert 0.0 < unrelated < replacing < 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(min_size=1, max_size=300),
+    st.text(min_size=1, max_size=300),
+    st.floats(-1.0, 1.0),
+)
+def test_features_are_finite_for_any_text(first: str, second: str, cosine: float) -> None:
+    a = read_pair_text(make_memory(first if first.strip() else "x", title="a"))
+    b = read_pair_text(make_memory(second if second.strip() else "y", title="b"))
+    found = features(a, b, cosine)
+    assert set(found) == set(FEATURES)
+    assert all(math.isfinite(v) for v in found.values())
+    assert 0.0 <= probability(found) <= 1.0
+
+
+def test_declared_supersession_applies_at_once_and_keeps_history(engram: Engram) -> None:
+    old = engram.service.add(FLOOR_OLD)
+    new = engram.service.add(FLOOR_NEW)
+    (replaced,) = supersession.declare(engram.store, new.id, [old.id])
+    assert replaced.superseded_by == new.id
+    assert replaced.valid_to == new.created_at
+    assert engram.store.get(new.id).supersedes == old.id
+    standard = engram.service.search("python floor", MemoryFilter(project="httpx"))
+    assert old.id not in [r.memory.id for r in standard.results]
+
+
+def test_declaring_never_acts_on_a_guess(engram: Engram) -> None:
+    old = engram.service.add(FLOOR_OLD)
+    new = engram.service.add(FLOOR_NEW)
+    elsewhere = engram.service.add({**UNRELATED, "project": "pydantic"})
+    with pytest.raises(NotFoundError):
+        supersession.declare(engram.store, new.id, [old.id, "no-such-id"])
+    with pytest.raises(UserInputError):
+        supersession.declare(engram.store, new.id, [new.id])
+    with pytest.raises(UserInputError):
+        supersession.declare(engram.store, new.id, [elsewhere.id])
+    assert engram.store.get(old.id).superseded_by is None
+
+
+def test_search_ranks_the_holder_of_an_open_conflict_first(engram: Engram) -> None:
+    old = engram.service.add(FLOOR_OLD)
+    new = engram.service.add(FLOOR_NEW)
+    a, b = contradictions.ordered(old, new)
+    with engram.store.writing():
+        table.record_flag(engram.store, a.id, b.id, "supersedes", new.id, "2025-07-01", "{}")
+    response = engram.service.search("python floor 3.8", MemoryFilter(project="httpx"))
+    ranked = [r.memory.id for r in response.results]
+    assert ranked.index(new.id) < ranked.index(old.id)
+    marked = {r.memory.id: r.outdated_by for r in response.results}
+    assert marked[old.id] == new.id
+    assert marked[new.id] is None
