@@ -12,7 +12,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from services.storage.database import batches
-from services.text.dates import TimeRef, phrase_kind, times_for
+from services.text.dates import RULES_VERSION, TimeRef, phrase_kind, times_for
 
 if TYPE_CHECKING:
     from services.storage.memories import MemoryStore
@@ -89,13 +89,17 @@ def ids_with_times(connection: sqlite3.Connection) -> set[str]:
 
 
 def backfill(store: MemoryStore, force: bool = False) -> int:
-    """Resolve the memories that have no rows yet, once per database (a meta flag says
-    it was done; every write since keeps the table current). Idempotent, one
-    transaction; returns the rows written."""
-    if not force and store.meta_get(BACKFILL_META_KEY) is not None:
+    """Resolve the memories that have no rows yet, once per database and version of the
+    date rules (a meta value says which; every write since keeps the table current).
+    When the rules changed since (new phrases), every memory is resolved again.
+    Idempotent, one transaction; returns the rows written."""
+    done = store.meta_get(BACKFILL_META_KEY)
+    if not force and done == RULES_VERSION:
         return 0
     with store.writing():
         connection = store.database.connection()
+        if done is not None and done != RULES_VERSION:
+            connection.execute("DELETE FROM memory_time")
         have = ids_with_times(connection)
         pending: list[tuple[Any, ...]] = []
         for memory_id, content, created_at in connection.execute(
@@ -106,6 +110,7 @@ def backfill(store: MemoryStore, force: bool = False) -> int:
         if pending:
             connection.executemany(_INSERT, pending)
         connection.execute(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (BACKFILL_META_KEY, "1")
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            (BACKFILL_META_KEY, RULES_VERSION),
         )
     return len(pending)
