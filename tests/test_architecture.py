@@ -250,9 +250,6 @@ def test_no_import_cycles_between_service_modules() -> None:
     assert cycles(_service_graph()) == []
 
 
-SQL_NOT_YET_MOVED = {
-    "services.knowledge.contradictions",
-}
 SQL_CALL = ("execute(", "executemany(", "executescript(", "execute_sql(")
 
 
@@ -266,8 +263,6 @@ def test_only_the_storage_layer_executes_sql(path: Path) -> None:
     module = _module_name(path)
     if module.startswith("services.storage"):
         return
-    if module in SQL_NOT_YET_MOVED:
-        pytest.xfail(f"{module}: its SQL moves into services/storage next")
     source = path.read_text(encoding="utf-8")
     calls = [line for line in source.splitlines() if any(c in line for c in SQL_CALL)]
     assert not calls, f"{module} executes SQL outside services/storage: {calls[:3]}"
