@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from services.memory import now_iso
+from services.storage.database import batches
 
 if TYPE_CHECKING:
     from services.storage.memories import MemoryStore
@@ -29,8 +30,7 @@ def add_link(store: MemoryStore, source: str, target: str, kind: str) -> None:
 def add_links(store: MemoryStore, rows: Sequence[tuple[str, str, str, str]]) -> None:
     """Links given as (source, target, kind, created_at), those that exist left alone;
     in batches of 200 (inside the caller's transaction, if any)."""
-    for start in range(0, len(rows), _BATCH):
-        batch = rows[start : start + _BATCH]
+    for batch in batches(rows, _BATCH):
         marks = ", ".join("(?,?,?,?)" for _ in batch)
         store.database.execute_sql(
             f"INSERT OR IGNORE INTO memory_link (source, target, kind, created_at) VALUES {marks}",

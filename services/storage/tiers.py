@@ -10,18 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from services.storage.database import batches
+
 if TYPE_CHECKING:
     from services.storage.memories import MemoryStore
-
-_BATCH = 500
 
 
 def set_tiers(store: MemoryStore, moves: Mapping[str, Sequence[str]]) -> None:
     """Give the memories of each tier (tier → ids) that tier, in one transaction."""
     with store.writing():
         for tier, ids in moves.items():
-            for start in range(0, len(ids), _BATCH):
-                batch = list(ids[start : start + _BATCH])
+            for batch in batches(ids):
                 marks = ", ".join("?" for _ in batch)
                 store.database.execute_sql(
                     f"UPDATE memory SET tier = ? WHERE id IN ({marks})", [tier, *batch]
