@@ -206,7 +206,7 @@ class Desktop:
 def dated(engram: Engram, results: list[SearchResult]) -> list[SearchResult]:
     """Results whose relative phrases show their resolved dates ("yesterday
     (2026-06-09)"), for reading; the stored memories are not changed."""
-    from services.text.dates import with_memory_dates
+    from services.text.date_answers import with_memory_dates
 
     times = engram.memory_dates([r.memory.id for r in results]) if results else {}
     return with_memory_dates(results, times)

@@ -232,7 +232,8 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
     memory = engram.store.get(memory_id)
     chunks = engram.store.chunks(memory_id)
     from services.storage.time_index import load_times
-    from services.text.dates import times_for, with_dates
+    from services.text.date_answers import with_dates
+    from services.text.dates import times_for
 
     # The dates kept in memory_time (a database not yet backfilled: resolved now).
     stored = load_times(engram.store.database.connection(), [memory_id]).get(memory_id)

@@ -283,7 +283,7 @@ class ContextAssembler:
         """The candidates with each relative phrase followed by its resolved date."""
         if self.dates is None or not candidates:
             return candidates
-        from services.text.dates import with_memory_dates
+        from services.text.date_answers import with_memory_dates
 
         return with_memory_dates(candidates, self.dates([c.memory.id for c in candidates]))
 

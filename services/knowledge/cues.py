@@ -26,239 +26,35 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from services.text.words import STOPWORDS as FUNCTION_WORDS
+from services.knowledge.cue_vocabulary import (
+    AMBIGUOUS,
+    BARE,
+    CANONICAL,
+    CATEGORY_CONTEXT,
+    CATEGORY_PATTERNS,
+    CHANGE_WORDING,
+    CODE,
+    COUNT_ATTRIBUTES,
+    DURATION,
+    DURATION_ATTRIBUTES,
+    NEGATION,
+    NUMBER_WORDS,
+    OLD_MARKERS,
+    PLAIN_WORD_USE,
+    PLAIN_WORDS,
+    RUNTIME,
+    SECONDS,
+    SIZE,
+    SIZE_UNITS,
+    STOPWORDS,
+    TEAM,
+    TEAM_WORDS,
+    WORD,
+)
 from services.text.words import code_spans
 from services.text.words import sentences as split_sentences
 
 # --- values -------------------------------------------------------------------------------
-
-_NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12,
-}  # fmt: skip
-_NUM = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
-_SECONDS = {
-    "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
-    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
-    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
-    "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
-    "d": 86400, "day": 86400, "days": 86400,
-    "week": 604800, "weeks": 604800, "month": 2592000, "months": 2592000,
-}  # fmt: skip
-_DURATION = re.compile(
-    _NUM + r"(?:\s*-\s*|\s*)(" + "|".join(sorted(_SECONDS, key=len, reverse=True)) + r")\b",
-    re.IGNORECASE,
-)
-_SIZE_UNITS = {"kb": 1 / 1024, "mb": 1.0, "gb": 1024.0}
-_SIZE = re.compile(_NUM + r"\s*(kb|mb|gb)\b", re.IGNORECASE)
-_BARE = re.compile(r"(?<![\w.`-])" + _NUM + r"(?![\w`-]|\.\d)", re.IGNORECASE)
-
-# Attributes whose values are durations, told apart by the words around them.
-_DURATION_ATTRIBUTES = (
-    ("timeout", re.compile(r"time(?:s)?[ -]?out|timeout|gives? up waiting|waits? up to", re.I)),
-    ("cache ttl", re.compile(r"\bcach|\bttl\b|memoiz", re.I)),
-    ("lifetime", re.compile(r"expir|valid for|stay valid|lifetime|\bttl\b", re.I)),
-    ("retention", re.compile(r"retain|retention|kept for|keep .* for", re.I)),
-    ("interval", re.compile(r"\bevery\b|interval|poll", re.I)),
-    ("latency", re.compile(r"\bp9\d\b|latency|stay under", re.I)),
-)
-
-# Counted things: attribute, words that name it, patterns that catch the number.
-_COUNT_ATTRIBUTES = (
-    (
-        "retries",
-        re.compile(r"\bretr|\battempt", re.I),
-        re.compile(
-            _NUM + r"\s*(?:times|retries|attempts)\b|retry (?:limit|count|budget) of " + _NUM,
-            re.I,
-        ),
-    ),
-    (
-        "batch size",
-        re.compile(r"\bbatch|at a time|chunks? of", re.I),
-        re.compile(
-            r"batch(?:es)? of "
-            + _NUM
-            + r"|batch size (?:of|for [^.;]*? is|is) "
-            + _NUM
-            + r"|"
-            + _NUM
-            + r" [a-z]+ per batch|"
-            + _NUM
-            + r" at a time|chunks of "
-            + _NUM,
-            re.I,
-        ),
-    ),
-    (
-        "rate limit",
-        re.compile(r"per minute|a minute|per-minute|rate[- ]limit|per second|per hour", re.I),
-        re.compile(
-            _NUM + r"\s*(?:calls|requests|times)?\s*(?:per|a) (?:minute|second|hour)"
-            r"|(?:per-minute limit|rate limit)[^.;0-9]*? (?:is|of|to) " + _NUM,
-            re.I,
-        ),
-    ),
-    (
-        "line length",
-        re.compile(r"line length|lines? of up to|characters|\bwrap\b", re.I),
-        re.compile(
-            _NUM + r"\s*characters|line length (?:limit )?(?:for [^.;:]*?|in [^.;:]*?)?"
-            r"(?:is|:) " + _NUM + r"|wrap [^.;]*? at " + _NUM,
-            re.I,
-        ),
-    ),
-    (
-        "approvals",
-        re.compile(r"approv|review", re.I),
-        re.compile(_NUM + r" approving reviews?|" + _NUM + r" approvals?", re.I),
-    ),
-    (
-        "indentation",
-        re.compile(r"indent", re.I),
-        re.compile(_NUM + r" spaces\b", re.I),
-    ),
-)
-
-# Names of tools and services by category (case-insensitive, whole words). A memory
-# naming two of one category for one subject says which one holds with change wording.
-CATEGORIES: dict[str, tuple[str, ...]] = {
-    "database": (
-        "PostgreSQL", "Postgres", "MySQL", "MariaDB", "CockroachDB", "SQLite", "MongoDB",
-        "DynamoDB", "Cassandra", "Oracle", "SQL Server", "Spanner", "Aurora",
-    ),
-    "error reporting": (
-        "Sentry", "Rollbar", "Datadog", "Honeycomb", "Bugsnag", "New Relic", "Raygun",
-        "Airbrake", "Grafana", "Prometheus",
-    ),
-    "http client": (
-        "requests", "httpx", "aiohttp", "urllib3", "fetch", "axios", "ky", "ofetch",
-        "net/http", "resty", "go-retryablehttp", "got", "superagent", "okhttp",
-    ),
-    "job queue": (
-        "SQS", "RabbitMQ", "Kafka", "Google Pub/Sub", "Pub/Sub", "Redis Streams", "NATS",
-        "Celery", "Sidekiq", "BullMQ", "Kinesis",
-    ),
-    "state management": (
-        "Redux Toolkit", "Redux", "Zustand", "React context", "Jotai", "MobX", "Recoil",
-        "XState", "Pinia", "Vuex",
-    ),
-    "browser storage": (
-        "IndexedDB", "localStorage", "sessionStorage", "the Cache API", "Cache API", "cookies",
-    ),
-    "hosting": (
-        "Kubernetes", "EKS", "GKE", "AKS", "ECS on Fargate", "Fargate", "Fly.io", "EC2",
-        "Vercel", "Netlify", "Cloudflare Pages", "CloudFront", "Heroku", "Render",
-        "App Engine", "Cloud Run", "Lambda",
-    ),
-    "log level": ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "TRACE", "CRITICAL"),
-    "id format": (
-        "UUIDv4", "UUIDv7", "UUIDs", "UUID", "ULIDs", "ULID", "auto-increment integers",
-        "auto-increment", "snowflake ids", "nanoid",
-    ),
-    "sort order": ("newest first", "oldest first", "alphabetically by name", "alphabetically"),
-    "pagination": (
-        "cursor-based pagination", "offset/limit pagination", "page numbers", "cursor-based",
-        "offset/limit", "keyset pagination",
-    ),
-    "timestamp format": (
-        "ISO-8601", "ISO 8601", "RFC 3339", "Unix epoch seconds", "Unix epoch milliseconds",
-        "epoch seconds", "epoch milliseconds",
-    ),
-    "configuration source": (
-        ".yaml", ".toml", ".json", ".ini", "environment variables", "a JSON file", ".env",
-    ),
-    "indentation": ("tabs",),
-    "package manager": ("npm", "pnpm", "yarn", "pip", "poetry", "uv", "pipenv", "bun"),
-    "test runner": ("pytest", "unittest", "jest", "vitest", "mocha", "go test"),
-}  # fmt: skip
-# Tool names that are also plain words: only a value when the sentence names the category.
-_AMBIGUOUS = {
-    "requests": re.compile(r"http|client|outgoing|outbound", re.I),
-    "fetch": re.compile(r"http|client|outgoing|outbound", re.I),
-    "got": re.compile(r"http client", re.I),
-    "render": re.compile(r"host|deploy", re.I),
-    "lambda": re.compile(r"host|deploy", re.I),
-    "cookies": re.compile(r"storage|persist|store", re.I),
-    "error": re.compile(r"log", re.I),
-    "uv": re.compile(r"package|install", re.I),
-}
-# Tool names that are plain words too: a value only after "with", "through", "uses"…
-_PLAIN_WORDS = frozenset({"requests", "fetch", "got", "render", "lambda", "cookies", "uv"})
-_PLAIN_WORD_USE = re.compile(
-    r"\b(?:with|through|uses?|using|via|from|to|by|of|replaced|is|on|in)\s+$", re.IGNORECASE
-)
-_CATEGORY_CONTEXT = {
-    "http client": re.compile(r"\bhttp\b|client|outgoing|outbound|requests|calls", re.I),
-    "log level": re.compile(r"\blog", re.I),
-    "hosting": re.compile(r"host|deploy|runs on|run on|production|prod\b", re.I),
-    "configuration source": re.compile(r"config|settings", re.I),
-    "sort order": re.compile(r"sort|order|returns?|lists?|come back", re.I),
-    "error reporting": re.compile(r"error|exception|report|crash", re.I),
-}
-
-
-def _category_pattern(names: Iterable[str]) -> re.Pattern[str]:
-    alternatives = sorted((re.escape(n) for n in names), key=len, reverse=True)
-    return re.compile(r"(?<![\w/.-])(" + "|".join(alternatives) + r")(?![\w/-])", re.IGNORECASE)
-
-
-_CATEGORY_PATTERNS = {name: _category_pattern(names) for name, names in CATEGORIES.items()}
-_CANONICAL = {
-    "postgres": "postgresql", "uuids": "uuid", "ulids": "ulid", "warn": "warning",
-    "redux": "redux toolkit", "cache api": "the cache api", "pub/sub": "google pub/sub",
-    "cursor-based": "cursor-based pagination", "offset/limit": "offset/limit pagination",
-    "iso 8601": "iso-8601", "alphabetically": "alphabetically by name",
-    "auto-increment": "auto-increment integers", "epoch seconds": "unix epoch seconds",
-    "epoch milliseconds": "unix epoch milliseconds",
-}  # fmt: skip
-_RUNTIME = re.compile(
-    r"\b(Python|Node(?:\.js)?|Go|Java|Ruby|PHP|Rust|\.NET|Deno|Bun|Kotlin|Swift|Elixir)"
-    r"\s+v?(\d+(?:\.\d+){0,2})\b"
-)
-_TEAM = re.compile(r"\b(?:the\s+)?([a-z][\w-]*)\s+team\b", re.IGNORECASE)
-_TEAM_WORDS = frozenset({"the", "a", "its", "our", "their", "that", "this", "same", "other"})
-
-# --- change wording, negation, old values -------------------------------------------------
-
-CHANGE_WORDING = re.compile(
-    r"\binstead of\b|\bno longer\b|\bnot any ?more\b|\bmoved (?:from|to)\b|\bmigrated\b|"
-    r"\breplac(?:ed|es|ing)\b|\bswitched\b|\bwas changed\b|\bchanged (?:to|from)\b|"
-    r"\bwe changed\b|\bwent from\b|\bpreviously\b|\bit was\b|\bwas \w+\)|\bused to\b|"
-    r"\bupgraded\b|\bdowngraded\b|\bdeprecated\b|\bdecommissioned\b|\bhanded over\b|"
-    r"\bupdated (?:from|to)\b|\btuned to\b|\bnow\b",
-    re.IGNORECASE,
-)
-# Text after these holds an old value: "from X to", "instead of X", "(it was X)".
-_OLD_MARKERS = re.compile(
-    r"\bfrom\s+(?P<from>[^;:()]+?)\s+to\b|\binstead of\s+(?P<instead>[^;:,()]+)|"
-    r"\bno longer (?:with |use[sd]? |uses |to |on |in |at |with the )?(?P<nolonger>[^;:,()]+)|"
-    r"\((?:it )?(?:was|previously|it used to be)\s+(?P<was>[^)]+)\)|"
-    r"\bit used to be\s+(?P<usedto>[^;:,()]+)|\bold\s+(?P<old>[^;:,()]+)|"
-    r"\breplac(?:ing|es) (?:the old )?(?P<replacing>[^;:,()]+)|"
-    r"(?P<replaced>[^;:,()]+?) (?:is|was) replaced by\b|"
-    # "replaced X with Y": only X is old.
-    r"\breplaced (?P<replacedobj>[^;:,()]+?)(?=\s+(?:with|by)\b|\s*[;:,()]|\s*[.!?]?\s*$)|"
-    r"(?P<dropped>[^;:,()]+?) (?:is|was|are|were) (?:no longer|dropped|removed|"
-    r"decommissioned|drained|deleted|retired|shut down|turned off)",
-    re.IGNORECASE,
-)
-NEGATION = re.compile(
-    r"\b(?:not|never|no longer|don't|doesn't|do not|does not|isn't|aren't|mustn't|"
-    r"must not|cannot|can't|without)\b",
-    re.IGNORECASE,
-)
-_CODE = re.compile(r"`([^`\n]{2,80})`")  # the spans code_spans(text, 2, 80) returns
-_WORD = re.compile(r"[a-z][a-z0-9_/-]{2,}")
-# Besides function words, the words of change and time that any two notes about one
-# subject share: they say how something changed, not what it is about.
-STOPWORDS = FUNCTION_WORDS | frozenset(
-    """new old since still even one two three four five six seven eight nine ten make makes
-    made take takes took give gives keep keeps kept goes went moved move migrated switched
-    changed change changes replaced replacing replace instead longer previously it's we'd
-    we're whatever anyone anything something nothing always often sometimes usually
-    default first last next up""".split()
-)
 
 
 @dataclass(frozen=True)
@@ -295,7 +91,7 @@ class Reading:
 
 def _number(raw: str) -> float:
     raw = raw.lower()
-    return float(_NUMBER_WORDS[raw]) if raw in _NUMBER_WORDS else float(raw)
+    return float(NUMBER_WORDS[raw]) if raw in NUMBER_WORDS else float(raw)
 
 
 def _fmt(value: float) -> str:
@@ -304,7 +100,7 @@ def _fmt(value: float) -> str:
 
 def _old_spans(sentence: str) -> list[tuple[int, int]]:
     spans = []
-    for match in _OLD_MARKERS.finditer(sentence):
+    for match in OLD_MARKERS.finditer(sentence):
         for name, text in match.groupdict().items():
             if text is not None:
                 spans.append((match.start(name), match.end(name)))
@@ -316,10 +112,10 @@ def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def _duration_attribute(sentence: str, title: str) -> str:
-    for name, pattern in _DURATION_ATTRIBUTES:
+    for name, pattern in DURATION_ATTRIBUTES:
         if pattern.search(sentence):
             return name
-    for name, pattern in _DURATION_ATTRIBUTES:
+    for name, pattern in DURATION_ATTRIBUTES:
         if pattern.search(title):
             return name
     return "duration"
@@ -337,15 +133,15 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
         taken.append((position, end))
         found.append((position, Statement(attribute, value, _inside(position, olds))))
 
-    for match in _DURATION.finditer(sentence):
-        seconds = _number(match.group(1)) * _SECONDS[match.group(2).lower()]
+    for match in DURATION.finditer(sentence):
+        seconds = _number(match.group(1)) * SECONDS[match.group(2).lower()]
         if match.group(2) == "m" and not re.search(r"\d\s*m\b", match.group(0)):
             continue
         add(match.start(), match.end(), _duration_attribute(sentence, title), _fmt(seconds))
-    for match in _SIZE.finditer(sentence):
-        megabytes = _number(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
+    for match in SIZE.finditer(sentence):
+        megabytes = _number(match.group(1)) * SIZE_UNITS[match.group(2).lower()]
         add(match.start(), match.end(), "size limit", _fmt(megabytes))
-    for attribute, words, pattern in _COUNT_ATTRIBUTES:
+    for attribute, words, pattern in COUNT_ATTRIBUTES:
         if not (words.search(sentence) or words.search(title)):
             continue
         before = len(found)
@@ -356,14 +152,14 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
             add(match.start(), match.end(), attribute, _fmt(_number(raw)))
         if len(found) == before and words.search(sentence):
             # "The retry count went from 4 to 3", "was tuned to 1000 (it was 50)".
-            for match in _BARE.finditer(sentence):
+            for match in BARE.finditer(sentence):
                 if not _inside(match.start(), taken):
                     add(match.start(), match.end(), attribute, _fmt(_number(match.group(1))))
-    for match in _RUNTIME.finditer(sentence):
+    for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")
         add(match.start(), match.end(), f"runtime {language}", match.group(2))
-    for category, pattern in _CATEGORY_PATTERNS.items():
-        context = _CATEGORY_CONTEXT.get(category)
+    for category, pattern in CATEGORY_PATTERNS.items():
+        context = CATEGORY_CONTEXT.get(category)
         if context is not None and not (context.search(sentence) or context.search(title)):
             continue
         for match in pattern.finditer(sentence):
@@ -371,17 +167,17 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
             name = raw.lower()
             if category == "log level" and raw != raw.upper():
                 continue
-            guard = _AMBIGUOUS.get(name)
+            guard = AMBIGUOUS.get(name)
             if guard is not None and not (guard.search(sentence) or guard.search(title)):
                 continue
-            if name in _PLAIN_WORDS and not _PLAIN_WORD_USE.search(sentence[: match.start()]):
+            if name in PLAIN_WORDS and not PLAIN_WORD_USE.search(sentence[: match.start()]):
                 continue  # "outgoing requests from…" is not the requests library
             if _inside(match.start(), taken):
                 continue
-            add(match.start(), match.end(), category, _CANONICAL.get(name, name))
-    for match in _TEAM.finditer(sentence):
+            add(match.start(), match.end(), category, CANONICAL.get(name, name))
+    for match in TEAM.finditer(sentence):
         name = match.group(1).lower()
-        if name not in _TEAM_WORDS:
+        if name not in TEAM_WORDS:
             add(match.start(1), match.end(), "owning team", name)
     # Bare numbers in an old span ("instead of 5", "(it was 4)") take the attribute
     # of the sentence's numeric values.
@@ -389,7 +185,7 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
     if len(numeric) == 1:
         (attribute,) = numeric
         unit = {s.value for _, s in found if s.attribute == attribute}
-        for match in _BARE.finditer(sentence):
+        for match in BARE.finditer(sentence):
             if not _inside(match.start(), olds) or _inside(match.start(), taken):
                 continue
             value = _number(match.group(1))
@@ -439,16 +235,16 @@ def _looks_numeric(value: str) -> bool:
 
 def _unit_of(sentence: str, attribute: str, values: set[str]) -> float:
     """The unit (in seconds) of the sentence's durations, for a bare old number."""
-    for match in _DURATION.finditer(sentence):
-        return _SECONDS[match.group(2).lower()]
+    for match in DURATION.finditer(sentence):
+        return SECONDS[match.group(2).lower()]
     return 1.0
 
 
 def _subject_words(text: str, statements: Iterable[Statement]) -> set[str]:
-    values = {w for s in statements for w in _WORD.findall(s.value.lower())}
+    values = {w for s in statements for w in WORD.findall(s.value.lower())}
     return {
         w
-        for w in _WORD.findall(text.lower())
+        for w in WORD.findall(text.lower())
         if w not in STOPWORDS and w not in values and not w.isdigit()
     }
 
@@ -467,7 +263,7 @@ def read(
         for n in code_spans(content, 2, 80) + code_spans(title, 2, 80)
         if " " not in n.strip()
     )
-    plain = _CODE.sub(" ", content)
+    plain = CODE.sub(" ", content)
     statements: list[Statement] = []
     sentences: list[frozenset[str]] = []
     negated: list[bool] = []
@@ -484,7 +280,7 @@ def read(
             for s in statements
         )
     )
-    words = _subject_words(f"{_CODE.sub(' ', title)} {plain}", unique)
+    words = _subject_words(f"{CODE.sub(' ', title)} {plain}", unique)
     return Reading(
         id=memory_id,
         created_at=created_at,

@@ -27,15 +27,13 @@ from typing import Any
 
 from services.llm.base import LLM, LLMCancelled, LLMUnavailable, ask_json
 from services.memory import Memory
-from services.text.dates import (
-    TimeRef,
+from services.text.date_answers import (
     describe,
     is_temporal_question,
-    local_date,
     question_kind,
-    sentence_at,
     with_dates,
 )
+from services.text.dates import TimeRef, local_date, sentence_at
 from services.text.words import STOPWORDS
 
 log = logging.getLogger(__name__)

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from services.errors import NotFoundError, UserInputError
 from services.knowledge import contradictions
+from services.knowledge.conflict_records import record_of
 from services.memory import Memory, now_iso
 from services.search.retrieval import SearchResponse, SearchResult
 from services.storage import contradictions as table
@@ -21,7 +22,7 @@ def replaced_by(store: MemoryStore, memory_ids: Iterable[str]) -> dict[str, str]
     open conflict with a holder that involves one of `memory_ids`)."""
     found: dict[str, str] = {}
     for row in table.open_rows_about(store, memory_ids):
-        record = contradictions._record(row)
+        record = record_of(row)
         if record.holder in (record.a, record.b):
             loser = record.b if record.holder == record.a else record.a
             found.setdefault(loser, record.holder)

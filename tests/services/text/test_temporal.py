@@ -10,16 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from services.text.date_answers import is_temporal_question, question_kind, with_dates
 from services.text.dates import (
     WEEKDAYS,
     TimeRef,
     find_times,
-    is_temporal_question,
     local_date,
     phrase_kind,
-    question_kind,
     times_for,
-    with_dates,
 )
 
 TUESDAY = date(2026, 6, 9)

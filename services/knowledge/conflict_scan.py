@@ -1,0 +1,217 @@
+"""The bulk scan of the REM `contradictions` operation: each current memory's nearest
+neighbours (cosine over the project's vectors) and the pairs the cues' index links (same
+subject, same attribute), kept when a deterministic cue fires or the fitted scorers
+(`conflict_scorer`) flag them; nothing is written here (`queue_scan` queues)."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from services.knowledge.conflict_records import (
+    MAX_BUCKET,
+    NEAR_SIMILARITY,
+    NEIGHBOURS,
+    RARE_SHARE,
+    SCORED_NEIGHBOURS,
+    facts_of,
+    queue,
+    reading_of,
+)
+from services.knowledge.conflict_scorer import is_conflict
+from services.knowledge.cues import (
+    VAGUE_ATTRIBUTES,
+    Cues,
+    Reading,
+    compare,
+    idf_weights,
+)
+from services.knowledge.pair_features import PairText, features, read_pair_text
+from services.memory import Memory
+from services.storage.memories import MemoryStore, current_by_project
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Scan:
+    memories: dict[str, Memory] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # unit length
+    texts: dict[str, PairText] = field(default_factory=dict)
+    readings: dict[str, Reading] = field(default_factory=dict)
+    weights: dict[str | None, dict[str, float]] = field(default_factory=dict)
+    pairs: dict[tuple[str, str], tuple[float | None, dict[str, Any]]] = field(default_factory=dict)
+    facts: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+
+
+def nearest_neighbours(
+    ids: list[str], vectors: dict[str, np.ndarray], k: int
+) -> Iterable[tuple[str, str, float]]:
+    """Each memory's `k` nearest neighbours among `ids` (cosine)."""
+    present = [i for i in ids if i in vectors]
+    if len(present) < 2:
+        return
+    matrix = np.stack([vectors[i] for i in present]).astype(np.float32)
+    matrix /= np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9, None)
+    take = min(k, len(present) - 1)
+    for start in range(0, len(present), 1024):
+        scores = matrix[start : start + 1024] @ matrix.T
+        for row in range(scores.shape[0]):
+            scores[row, start + row] = -np.inf
+        best = np.argpartition(-scores, take - 1, axis=1)[:, :take]
+        for row, columns in enumerate(best):
+            for column in columns.tolist():
+                yield present[start + row], present[column], float(scores[row, column])
+
+
+def _index_pairs(readings: dict[str, Reading], weights: dict[str, float]) -> set[tuple[str, str]]:
+    """Pairs the cues' index links: the same attribute and the same subject key (a code
+    name, else a rare subject word)."""
+    buckets: dict[tuple[str, str], list[str]] = defaultdict(list)
+    rare_above = max(weights.values(), default=0.0)
+    cutoff = _rare_cutoff(len(readings))
+    for memory_id, reading in readings.items():
+        attributes = {s.attribute for s in reading.statements} - VAGUE_ATTRIBUTES
+        if not attributes:
+            continue
+        if reading.names:
+            keys = {f"n:{n}" for n in reading.names}
+        else:
+            keys = {f"w:{w}" for w in reading.words if weights.get(w, rare_above) >= cutoff}
+        for attribute in attributes:
+            for key in keys:
+                buckets[(attribute, key)].append(memory_id)
+    pairs: set[tuple[str, str]] = set()
+    for members in buckets.values():
+        if len(members) < 2 or len(members) > MAX_BUCKET:
+            continue
+        for i, first in enumerate(members):
+            for second in members[i + 1 :]:
+                pairs.add((min(first, second), max(first, second)))
+    return pairs
+
+
+def candidate_pairs(
+    ids: list[str],
+    vectors: dict[str, np.ndarray],
+    readings: dict[str, Reading],
+    weights: dict[str, float],
+    neighbours: int = NEIGHBOURS,
+) -> set[tuple[str, str]]:
+    """The pairs of one project worth scoring: each memory's nearest neighbours by
+    cosine, and every pair the cues' index links (same subject, same attribute)."""
+    pairs = set(_index_pairs({i: readings[i] for i in ids if i in readings}, weights))
+    for first, second, _ in nearest_neighbours(ids, vectors, neighbours):
+        pairs.add((min(first, second), max(first, second)))
+    return pairs
+
+
+def _rare_cutoff(total: int) -> float:
+    """The idf weight of a word in RARE_SHARE of `total` memories (see idf_weights)."""
+    import math
+
+    count = max(1.0, RARE_SHARE * total)
+    return math.log((1 + total) / (1 + count)) + 0.1
+
+
+def _worth_queueing(cues: Cues, similarity: float | None) -> bool:
+    if cues.conflicts or cues.replaces or cues.negation or cues.fact:
+        return cues.score() > 0.0 or bool(cues.fact)
+    return similarity is not None and similarity >= NEAR_SIMILARITY and bool(cues.change_wording)
+
+
+def scan(
+    store: MemoryStore,
+    vectors: Any | None,
+    model_id: str,
+    project: str | None = None,
+    neighbours: int = NEIGHBOURS,
+) -> Scan:
+    """Read every current memory (of `project`, or all) and find the candidate pairs:
+    nearest neighbours with a cue, and the pairs the cues' index links. Nothing is
+    written (see `queue`)."""
+
+    result = Scan(facts=facts_of(store))
+    for name, memories in current_by_project(store, project).items():
+        readings = {m.id: reading_of(m) for m in memories}
+        weights = idf_weights(readings.values())
+        result.memories.update((m.id, m) for m in memories)
+        result.readings.update(readings)
+        result.weights[name] = weights
+        linked: dict[tuple[str, str], float | None] = {
+            pair: None for pair in _index_pairs(readings, weights)
+        }
+        closest: set[tuple[str, str]] = set()
+        if vectors is not None:
+            try:
+                found = vectors.vectors_for(model_id, name, [m.id for m in memories])
+            except Exception as error:  # no vectors: the index's pairs still count
+                log.warning("contradictions: no vectors for %s: %s", name, error)
+                found = {}
+            for memory_id, vector in found.items():
+                array = np.asarray(vector, dtype=np.float32)
+                result.vectors[memory_id] = array / max(float(np.linalg.norm(array)), 1e-9)
+            for first, second, similarity in nearest_neighbours(list(readings), found, neighbours):
+                key = (min(first, second), max(first, second))
+                if linked.get(key) is None:
+                    linked[key] = similarity
+            closest = {
+                (min(first, second), max(first, second))
+                for first, second, _ in nearest_neighbours(list(readings), found, SCORED_NEIGHBOURS)
+            }
+        by_fact: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for memory_id in readings:
+            if memory_id in result.facts:
+                key_, scope, _ = result.facts[memory_id]
+                by_fact[(key_, scope)].append(memory_id)
+        for members in by_fact.values():
+            for i, first in enumerate(members[:MAX_BUCKET]):
+                for second in members[i + 1 : MAX_BUCKET]:
+                    linked.setdefault((min(first, second), max(first, second)), None)
+        for (first, second), near in linked.items():
+            cues = compare(readings[first], readings[second], weights, result.facts)
+            if _worth_queueing(cues, near) or (
+                (first, second) in closest
+                and near is not None
+                and _scored(result, first, second, near, cues, weights)
+            ):
+                result.pairs[(first, second)] = (near, cues.to_dict())
+    return result
+
+
+def _text(found: Scan, memory: Memory) -> PairText:
+    text = found.texts.get(memory.id)
+    if text is None:
+        text = found.texts[memory.id] = read_pair_text(memory)
+    return text
+
+
+def _scored(
+    found: Scan, first: str, second: str, similarity: float, cues: Cues, weights: dict[str, float]
+) -> bool:
+    """Whether the fitted scorers flag the pair."""
+    a, b = found.memories[first], found.memories[second]
+    pair = features(_text(found, a), _text(found, b), similarity, cues, weights)
+    return is_conflict(pair)[0]
+
+
+def similarity_of(found: Scan, first: str, second: str) -> float | None:
+    """Cosine of two memories' vectors, when both have one."""
+    a, b = found.vectors.get(first), found.vectors.get(second)
+    return None if a is None or b is None else float(a @ b)
+
+
+def queue_scan(store: MemoryStore, found: Scan) -> int:
+    memories = found.memories
+    return queue(
+        store,
+        (
+            (memories[a], memories[b], similarity, {"found": cues.get("kinds", [])})
+            for (a, b), (similarity, cues) in found.pairs.items()
+        ),
+    )
