@@ -266,3 +266,48 @@ def test_only_the_storage_layer_executes_sql(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     calls = [line for line in source.splitlines() if any(c in line for c in SQL_CALL)]
     assert not calls, f"{module} executes SQL outside services/storage: {calls[:3]}"
+
+
+MAX_MODULE_LINES = 500
+
+
+@pytest.mark.parametrize("path", SERVICE_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_service_modules_stay_small(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} has {lines} lines: split it"
+
+
+def reimports(source: str) -> list[tuple[int, str]]:
+    """Imports inside functions of a module the file already imports at the top."""
+    tree = ast.parse(source)
+    top: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            top.add(node.module)
+        elif isinstance(node, ast.Import):
+            top.update(alias.name for alias in node.names)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.ImportFrom) and inner.module in top:
+                found.append((inner.lineno, inner.module))
+            elif isinstance(inner, ast.Import):
+                found.extend((inner.lineno, a.name) for a in inner.names if a.name in top)
+    return found
+
+
+def test_the_reimport_check_can_fail() -> None:
+    source = "from os import path\nimport sys\ndef f():\n    from os import sep\n    import json\n"
+    assert reimports(source) == [(4, "os")]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*SERVICE_MODULES, *_modules("app"), *_modules("ui")],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_no_function_imports_a_module_already_imported_at_the_top(path: Path) -> None:
+    found = reimports(path.read_text(encoding="utf-8"))
+    assert not found, f"{path.relative_to(ROOT)} imports again inside a function: {found}"

@@ -30,7 +30,7 @@ from services.knowledge.cues import (
     holder,
 )
 from services.knowledge.pair_features import PairText, features, read_pair_text
-from services.llm.base import LLMCancelled, LLMUnavailable, TimeBudget
+from services.llm.base import LLM, LLMCancelled, LLMTimeout, LLMUnavailable, TimeBudget, ask_json
 from services.memory import Memory, now_iso
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
@@ -38,10 +38,9 @@ from services.storage.memories import MemoryStore
 log = logging.getLogger(__name__)
 
 
-def ask_model(llm: Any, a: Memory, b: Memory, budget: TimeBudget | None) -> dict[str, Any] | None:
+def ask_model(llm: LLM, a: Memory, b: Memory, budget: TimeBudget | None) -> dict[str, Any] | None:
     """The model's verdict on a pair ({verdict, holds, reason}) or None ("no verdict").
     Raises LLMUnavailable / LLMTimeout / LLMCancelled like `ask_json`."""
-    from services.llm.base import ask_json
     from services.llm.prompts import render, schema
 
     def day(memory: Memory) -> str:
@@ -87,7 +86,7 @@ class Judge:
     """Judges pairs: cues first, the model (if any) only where it can tip the balance,
     within `budget`; a model that turns out unavailable is not asked again this run."""
 
-    def __init__(self, llm: Any | None, budget: TimeBudget | None = None) -> None:
+    def __init__(self, llm: LLM | None, budget: TimeBudget | None = None) -> None:
         self.llm = llm
         self.budget = budget or TimeBudget(LLM_SECONDS)
         self.asked = 0
@@ -143,7 +142,7 @@ class Judge:
         return Verdict(a.id, b.id, kind, held, score, cue_score, cues, answer)
 
     def _ask(self, a: Memory, b: Memory) -> dict[str, Any] | None:
-        if not self.budget.allows_a_call():
+        if self.llm is None or not self.budget.allows_a_call():
             return None
         try:
             answer = ask_model(self.llm, a, b, self.budget)
@@ -151,7 +150,6 @@ class Judge:
             raise
         except LLMUnavailable as error:  # LLMTimeout too: the run's model time is up
             self.llm_note = str(error)
-            from services.llm.base import LLMTimeout
 
             if not isinstance(error, LLMTimeout):
                 self.llm = None

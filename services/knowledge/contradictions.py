@@ -72,7 +72,7 @@ from services.knowledge.conflict_scan import (
     similarity_of,
 )
 from services.knowledge.cues import compare
-from services.llm.base import TimeBudget
+from services.llm.base import LLM, TimeBudget
 from services.memory import now_iso
 from services.storage.findings import Finding
 from services.storage.memories import MemoryStore
@@ -93,7 +93,7 @@ def run(
     store: MemoryStore,
     vectors: Any | None,
     model_id: str,
-    llm: Any | None,
+    llm: LLM | None,
     project: str | None = None,
     dry_run: bool = False,
     budget: TimeBudget | None = None,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from services.llm.base import LLM, LLMUnavailable, TimeBudget, ask_json
 from services.memory import Memory, parse_time
 from services.storage import facts as storage
 from services.storage.findings import Finding, FindingStore, Option
@@ -135,10 +136,9 @@ def grounded_value(value: str, memory: Memory) -> bool:
     return bool(words) and sum(w in text for w in words) / len(words) >= 0.75
 
 
-def extract_by_llm(memory: Memory, llm: Any, budget: Any = None) -> Fact | None:
+def extract_by_llm(memory: Memory, llm: LLM, budget: TimeBudget | None = None) -> Fact | None:
     """The model's reading of the fact, kept only when its value is copied from the
     memory; None without a usable model or answer."""
-    from services.llm.base import LLMUnavailable, ask_json
     from services.llm.prompts import render, schema
 
     try:
@@ -228,11 +228,10 @@ FACT_OPTIONS = [
 
 
 def fact_findings(
-    store: MemoryStore, llm: Any | None = None, max_llm: int = MAX_LLM_FACTS
+    store: MemoryStore, llm: LLM | None = None, max_llm: int = MAX_LLM_FACTS
 ) -> list[Finding]:
     """A proposal for each current memory of a factual type that has no fact yet: by
     rules (recommended) or, for a few a run, by the model (for review only)."""
-    from services.llm.base import TimeBudget
 
     known = storage.memories_with_facts(store)
     asked = FindingStore(store).memory_ids("facts")

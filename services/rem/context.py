@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from services.llm.base import LLM
     from services.memories.service import MemoryService
     from services.vectors.index import VectorIndex
 
@@ -20,6 +21,6 @@ class RemContext:
     model_id: str
     project: str | None = None
     now: datetime | None = None  # the cycle's "now" (benchmarks replay a fixed date)
-    llm: Any | None = None  # an LLM (services.llm) for prose; None: derived summaries
+    llm: LLM | None = None  # for prose; None: derived summaries
     session_gap_minutes: float = 30.0
     dry_run: bool = False  # set by run_operations: operations that keep books write none

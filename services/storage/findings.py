@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from services.errors import NotFoundError
+from services.errors import NotFoundError, UserInputError
 from services.memory import now_iso
 from services.storage.memories import MemoryStore
 from services.text.words import sha256_hex
@@ -55,7 +55,6 @@ class Finding:
             if option.name == name:
                 return option
         choices = ", ".join(o.name for o in self.options)
-        from services.errors import UserInputError
 
         raise UserInputError(f"finding {self.id} has no option {name!r} (choose from: {choices})")
 

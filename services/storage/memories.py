@@ -19,7 +19,7 @@ from typing import Any
 import peewee as pw
 
 from services.errors import NotFoundError, UserInputError
-from services.memory import Memory, title_from_content
+from services.memory import Memory, memory_from_dict, title_from_content
 from services.storage.database import (
     ChunkRow,
     MemoryRow,
@@ -147,7 +147,6 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         ):
             data.pop("title")  # a derived title follows the new content
         data.update(changes)
-        from services.memory import memory_from_dict
 
         updated, problems = memory_from_dict(data, where=memory_id)
         if updated is None:

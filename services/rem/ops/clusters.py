@@ -17,10 +17,9 @@ import logging
 import re
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from services.context.assembly import derived_compressed, derived_summary
-from services.llm.base import TimeBudget
+from services.llm.base import LLM, TimeBudget, ask_json
 from services.memory import Memory, parse_time
 from services.rem.ops.duplicates import (
     code_names,
@@ -135,7 +134,7 @@ PROMPT_MEMORIES = 5
 
 def write_summary(
     memories: list[Memory],
-    llm: Any | None,
+    llm: LLM | None,
     cite_sources: bool = True,
     budget: TimeBudget | None = None,
 ) -> tuple[str, str, str]:
@@ -145,7 +144,6 @@ def write_summary(
     title, prose, how = "", "", "derived"
     if llm is not None and (budget is None or budget.allows_a_call()):
         try:
-            from services.llm.base import ask_json
             from services.llm.prompts import render, schema
 
             listing = "\n".join(
@@ -190,7 +188,7 @@ CLUSTER_OPTIONS = [
 
 
 def cluster_findings(
-    clusters: list[list[Memory]], llm: Any | None, max_llm: int = MAX_LLM_SUMMARIES
+    clusters: list[list[Memory]], llm: LLM | None, max_llm: int = MAX_LLM_SUMMARIES
 ) -> list[Finding]:
     """One finding per cluster; the largest `max_llm` clusters get LLM prose, the rest a
     derived summary (their facts are kept either way)."""

@@ -26,6 +26,7 @@ from typing import Any
 import networkx as nx
 from networkx.algorithms.community import louvain_communities
 
+from services.llm.base import LLM, TimeBudget
 from services.memory import Memory, now_iso
 from services.rem.ops.duplicates import code_names, similar_pairs
 from services.rem.results import CommunityReport, LinkCounts
@@ -206,7 +207,7 @@ def label_for(memories: list[Memory]) -> str:
 
 def summarise(
     communities: list[Community], by_id: dict[str, Memory], graph: nx.Graph,
-    llm: Any | None, changed: set[str],
+    llm: LLM | None, changed: set[str],
     previous: dict[str, set[str]], summaries: dict[str, str],
 ) -> int:  # fmt: skip
     """Fill label and summary from each community's most connected members; the LLM
@@ -214,7 +215,6 @@ def summarise(
     summary the others; a community whose members did not change keeps its summary
     (`previous` members and `summaries` of the last run). Returns how many the LLM
     wrote."""
-    from services.llm.base import TimeBudget
     from services.rem.ops.clusters import write_summary
 
     written = asked = 0
@@ -238,7 +238,7 @@ def summarise(
 
 
 def detect_communities(
-    store: MemoryStore, project: str | None = None, llm: Any | None = None, seed: int = 42
+    store: MemoryStore, project: str | None = None, llm: LLM | None = None, seed: int = 42
 ) -> CommunityReport:
     """Louvain communities of each project's link graph, compared with the stored ones
     and stored in their place; returns the report."""

@@ -7,7 +7,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.knowledge.cues import Reading, compare, holder, read, sentence_statements
+from services.knowledge.cues import (
+    Reading,
+    compare,
+    describe_conflict,
+    holder,
+    read,
+    sentence_statements,
+)
 
 NAMES = st.from_regex(r"[a-z]{3,8}_[a-z]{3,8}", fullmatch=True)
 
@@ -179,7 +186,6 @@ def test_replaced_with_and_drained_mark_only_the_old_value() -> None:
 
 
 def test_conflicts_are_described_with_their_units() -> None:
-    from services.knowledge.cues import describe_conflict
 
     assert describe_conflict({"attribute": "timeout", "a": "5", "b": "30"}) == (
         "timeout: 5 s vs 30 s"

@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from app.composition import Engram
 from services.rem.actions import answer
+from services.rem.ops import clusters
 from services.rem.ops.clusters import (
     cluster_findings,
     episode_levels,
@@ -83,8 +87,8 @@ def test_key_facts_are_decisions_names_and_numbers() -> None:
     assert {"`issue_refund`", "`send_refund_mail`", "3", "500"} <= set(facts)
 
 
-def test_accepting_stores_a_linked_consolidated_memory(engram: object) -> None:
-    service = engram.service  # type: ignore[attr-defined]
+def test_accepting_stores_a_linked_consolidated_memory(engram: Engram) -> None:
+    service = engram.service
     for memory in PLANTED:
         service.store.add(memory)
     (finding,) = cluster_findings([PLANTED], None)
@@ -101,8 +105,8 @@ def test_accepting_stores_a_linked_consolidated_memory(engram: object) -> None:
     assert service.store.get("c1").superseded_by is None  # sources stay as they are
 
 
-def test_episodes_get_levels_by_age(engram: object) -> None:
-    store = engram.store  # type: ignore[attr-defined]
+def test_episodes_get_levels_by_age(engram: Engram) -> None:
+    store = engram.store
     now = datetime(2026, 10, 1, tzinfo=UTC)
     for memory_id, days in (("fresh", 2), ("week", 10), ("month", 40)):
         store.add(
@@ -120,12 +124,12 @@ def test_episodes_get_levels_by_age(engram: object) -> None:
     assert episode_levels(store, now) == EpisodeLevels(summary=0, compressed=0)
 
 
-def test_model_time_per_run_is_capped_whatever_the_load(monkeypatch: object) -> None:
+def test_model_time_per_run_is_capped_whatever_the_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """On a busy machine SmolLM2 is several times slower; a run stops asking the model
     when its time is used up and derives the remaining summaries (facts kept)."""
-    import services.rem.ops.clusters as clusters
-
-    monkeypatch.setattr(clusters, "LLM_SECONDS", 2.5)  # type: ignore[attr-defined]
+    monkeypatch.setattr(clusters, "LLM_SECONDS", 2.5)
     good = json.dumps(
         {
             "title": "Refund rules",

@@ -27,7 +27,7 @@ def links(context: RemContext, kind: str | None = None) -> set[tuple[str, str, s
     rows = context.service.store.database.execute_sql(
         "SELECT source, target, kind FROM memory_link"
     ).fetchall()
-    return {tuple(r) for r in rows if kind is None or r[2] == kind}  # type: ignore[misc]
+    return {(str(a), str(b), str(k)) for a, b, k in rows if kind is None or k == kind}
 
 
 def two_groups(context: RemContext) -> None:

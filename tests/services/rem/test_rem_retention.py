@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.composition import Engram
 from services.rem.actions import answer
 from services.rem.ops.retention import (
     PINNED_TAG,
@@ -92,8 +93,8 @@ def test_staleness_flags_and_never_forgets_cited(store: MemoryStore) -> None:
     }
 
 
-def test_archiving_goes_through_an_accepted_finding(engram: object) -> None:
-    service = engram.service  # type: ignore[attr-defined]
+def test_archiving_goes_through_an_accepted_finding(engram: Engram) -> None:
+    service = engram.service
     service.store.add(make_memory("a", id="unused", created_at=days_ago(200)))
     (finding,) = staleness_findings(service.store, NOW)
     assert service.store.get("unused").tier is not Tier.ARCHIVED  # proposing changes nothing
