@@ -31,6 +31,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE_END = re.compile(r"(?<=[.!?;])\s+")
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_ANY_CODE_SPAN = re.compile(r"`[^`\n]*`")  # for removal: a span of any length
 
 
 def sentences(text: str, clauses: bool = False) -> list[str]:
@@ -53,7 +54,7 @@ def without_fences(text: str) -> str:
 
 def without_code(text: str) -> str:
     """The text with fenced blocks and inline code spans removed."""
-    return _CODE_SPAN.sub(" ", without_fences(text))
+    return _ANY_CODE_SPAN.sub(" ", without_fences(text))
 
 
 def normalised(text: str) -> str:
