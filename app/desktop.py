@@ -8,6 +8,7 @@ through the task runner, never on the UI thread; none touches a widget.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +34,23 @@ class SearchAnswer:
     results: list[SearchResult]
     elapsed_ms: float
     flags: list[str]
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A declared replacement: `winner` holds now, `replaced` no longer hold (each has
+    `valid_to` and `superseded_by`; nothing is deleted)."""
+
+    winner: Memory
+    replaced: list[Memory]
+
+    def summary(self) -> str:
+        """What no longer holds, in one sentence for a status line."""
+        if not self.replaced:
+            return f"Saved {self.winner.id}"
+        names = ", ".join(f"{m.id} “{m.title}”" for m in self.replaced)
+        verb = "no longer holds" if len(self.replaced) == 1 else "no longer hold"
+        return f"{names} {verb}: replaced by {self.winner.id} (kept as history)"
 
 
 class Desktop:
@@ -127,6 +145,44 @@ class Desktop:
 
     def add_memory(self, data: dict[str, Any]) -> Memory:
         return self.engram.service.add(data)
+
+    # --- declared replacement (`engram add/edit --supersedes`) ------------------------------
+
+    def replaceable(
+        self, query: str, project: str | None, exclude: Sequence[str] = ()
+    ) -> list[Memory]:
+        """Memories of `project` (exactly: None is no project) that still hold, for the
+        Replaces picker: the search's results for `query`, the newest when it is empty."""
+        if query.strip():
+            found = [r.memory for r in self.search(query, project).results]
+        else:
+            flt = MemoryFilter(project=project)
+            found = self.engram.store.query(flt, limit=SEARCH_LIMIT + len(exclude))
+        skip = set(exclude)
+        return [
+            m for m in found if m.project == project and not m.superseded_by and m.id not in skip
+        ][:SEARCH_LIMIT]
+
+    def declare_replaces(self, winner_id: str, loser_ids: Sequence[str]) -> Replacement:
+        """`winner_id` replaces `loser_ids` at once. An unknown id, the memory itself or
+        another project's memory is refused (a UserInputError) and nothing changes."""
+        from services.knowledge.supersession import declare
+
+        engram = self.engram
+        replaced = declare(engram.store, winner_id, loser_ids)
+        return Replacement(engram.store.get(winner_id), replaced)
+
+    def add_replacing(self, data: dict[str, Any], loser_ids: Sequence[str]) -> Replacement:
+        """Store a memory that replaces `loser_ids`, in one transaction: when the
+        replacement is refused, the memory is not stored either."""
+        from services.knowledge.supersession import declare
+
+        engram = self.engram
+        with engram.store.writing():
+            memory = engram.service.add(data, embed=False)
+            replaced = declare(engram.store, memory.id, loser_ids)
+        engram.indexer.index([memory])
+        return Replacement(engram.store.get(memory.id), replaced)
 
     # --- consent and profile ----------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """The memory browser: every memory in a filterable, sortable table (project, type,
 tier, date, confidence, title), its full text beside it, and edit, delete (with undo),
-archive/restore and pin (the hot tier, which reflexive searches look at first).
+archive/restore, pin (the hot tier, which reflexive searches look at first) and
+"Replaces…" (the selected memory replaces others of its project, picked as in the add
+dialog: they stop holding at once, history kept, as `engram edit ID --supersedes`).
 
 All reads and writes go through the `BrowserBackend` on the task runner; the table
 is refreshed from the store after each change."""
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from PySide6.QtCore import (
@@ -19,10 +22,12 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -102,6 +107,12 @@ def _prose(text: str) -> str:
 
 class BrowserBackend(Protocol):
     def all_memories(self) -> list[Memory]: ...
+
+    def replaceable(
+        self, query: str, project: str | None, exclude: Sequence[str] = ()
+    ) -> list[Memory]: ...
+
+    def declare_replaces(self, winner_id: str, loser_ids: Sequence[str]) -> Any: ...
 
     def edit_memory(self, memory_id: str, changes: dict[str, Any]) -> Memory: ...
 
@@ -247,6 +258,7 @@ class MemoryBrowser(QWidget):
             ("Edit…", self.open_editor),
             ("Pin", self.toggle_pin),
             ("Archive", self.toggle_archive),
+            ("Replaces…", self.open_replaces),
             ("Delete", self.delete_selected),
             ("Undo delete", self.undo_delete),
             ("Refresh", lambda: self.refresh()),
@@ -366,6 +378,8 @@ class MemoryBrowser(QWidget):
         memory = self.selected()
         for name in ("Edit…", "Pin", "Archive", "Delete"):
             self.buttons[name].setEnabled(memory is not None)
+        # a memory that no longer holds replaces nothing
+        self.buttons["Replaces…"].setEnabled(memory is not None and not memory.superseded)
         self.buttons["Undo delete"].setEnabled(bool(self.undo_stack))
         if memory is not None:
             self.buttons["Pin"].setText("Unpin" if memory.tier is Tier.HOT else "Pin")
@@ -417,6 +431,35 @@ class MemoryBrowser(QWidget):
         if memory is not None:
             self._change(memory.id, changes, f"Saved {memory.id}")
 
+    def open_replaces(self) -> Any:
+        """Pick the memories the selected one replaces; they stop holding at once."""
+        memory = self.selected()
+        if memory is None:
+            return None
+        dialog = ReplacesDialog(memory, self.backend, self.runner, self)
+        dialog.accepted.connect(
+            lambda: self.declare_replaces(memory.id, dialog.picker.picked_ids())
+        )
+        dialog.show()
+        dialog.picker.search()
+        self.replaces_dialog = dialog
+        return dialog
+
+    def declare_replaces(self, winner_id: str, loser_ids: Sequence[str]) -> None:
+        """`winner_id` replaces `loser_ids`; a refused declaration (unknown id, itself,
+        another project) changes nothing and its reason goes to the status line."""
+        if not loser_ids:
+            return
+
+        def declared(replacement: Any) -> None:
+            self.refresh(replacement.summary())
+
+        self.runner.run(
+            lambda: self.backend.declare_replaces(winner_id, list(loser_ids)),
+            declared,
+            self.failed,
+        )
+
     def delete_selected(self) -> None:
         memory = self.selected()
         if memory is None:
@@ -437,6 +480,45 @@ class MemoryBrowser(QWidget):
             self.refresh(f"Restored {memory.id}")
 
         self.runner.run(lambda: self.backend.restore_memory(memory), restored, self.failed)
+
+
+class ReplacesDialog(QDialog):
+    """Which memories of its project does `winner` replace? The add dialog's picker."""
+
+    def __init__(
+        self, winner: Memory, backend: BrowserBackend, runner: TaskRunner, parent: QWidget
+    ) -> None:
+        from ui.add_dialog import STYLE as FORM_STYLE
+        from ui.add_dialog import ReplacesPicker
+
+        super().__init__(parent)
+        self.winner = winner
+        self.setWindowTitle("Replaces…")
+        self.setStyleSheet(FORM_STYLE.replace("AddMemoryDialog", "ReplacesDialog"))
+        heading = QLabel(
+            f"What does <b>{code_spans(html.escape(winner.title))}</b> replace? The memories "
+            "you check stop holding now; they are kept as history."
+        )
+        heading.setWordWrap(True)
+        self.picker = ReplacesPicker(
+            backend.replaceable, lambda: winner.project, [winner.id], runner
+        )
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.confirm = buttons.addButton("Mark as replaced", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.confirm.setEnabled(False)
+        self.confirm.setDefault(True)
+        for button in buttons.buttons():
+            button.setIcon(QIcon())  # plain text buttons, as in the other windows
+        self.picker.changed.connect(lambda: self.confirm.setEnabled(bool(self.picker.picked)))
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 14)
+        layout.setSpacing(10)
+        layout.addWidget(heading)
+        layout.addWidget(self.picker, 1)
+        layout.addWidget(buttons)
+        self.resize(620, 380)
 
 
 def history_html(memory: Memory) -> str:

@@ -304,8 +304,11 @@ class DesktopApp(QObject):
     def open_add_memory(self) -> None:
         from ui.add_dialog import AddMemoryDialog
 
-        # Saving runs on the UI thread: one SQLite insert and one short embedding.
-        self.add_dialog = AddMemoryDialog(self.desktop.add_memory, self._project())
+        # Saving runs on the UI thread: one SQLite insert and one short embedding; the
+        # Replaces picker searches on the runner.
+        self.add_dialog = AddMemoryDialog(
+            self.desktop.add_memory, self._project(), replacing=self.desktop, runner=self.runner
+        )
         self.add_dialog.saved.connect(
             lambda memory: self.presence.set_state(IconState.IDLE, f"saved {memory.id}")
         )

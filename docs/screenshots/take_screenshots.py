@@ -45,6 +45,8 @@ QUERY = "timezone bug in order dates"
 POPUP_SIZE = (720, 440)
 BROWSER_SIZE = (1100, 600)
 SELECTED_MEMORY = "demo-2"  # the pitfall about `parse_order_date`
+RELEASE_QUERY = "release checklist"  # typed in the add dialog's Replaces picker
+REPLACED_MEMORY = "demo-5"  # "Release checklist": `make deploy`, replaced by `make release`
 PROFILE = {
     "style": "Small pure functions, type hints everywhere, tests next to the code.",
     "languages": "Python 3.12, TypeScript",
@@ -330,6 +332,41 @@ def shoot_add_memory() -> None:
     dialog.reject()
 
 
+def shoot_add_replaces(desktop_app: DesktopApp) -> None:
+    """The add dialog with its Replaces picker open: the new release workflow replaces
+    the old checklist (not saved, so the other screenshots keep the demo data)."""
+    desktop = desktop_app.desktop
+
+    def not_saved(_data: dict[str, object]) -> None:
+        raise AssertionError("the screenshot dialog does not save")
+
+    dialog = AddMemoryDialog(
+        not_saved, project="demo-shop", replacing=desktop, runner=desktop_app.runner
+    )
+    dialog.type.setCurrentText("workflow")
+    dialog.title.setText("Release with `make release`")
+    dialog.content.setPlainText(
+        "To release: `make release` runs the tests, bumps the version and tags it; CI "
+        "deploys the tag. `make deploy` is gone."
+    )
+    dialog.tags.setText("release, ci")
+    dialog.show()
+    wait_until(dialog.isVisible, "the add-memory dialog")
+    dialog.show_picker(True)
+    picker = dialog.picker
+    assert picker is not None
+    QTest.keyClicks(picker.query, RELEASE_QUERY)
+    picker.search()
+    wait_until(lambda: REPLACED_MEMORY in picker.listed_ids(), "the picker's results")
+    picker.set_checked(REPLACED_MEMORY)
+    first = picker.list.topLevelItem(0)
+    if first is not None:
+        picker.list.setCurrentItem(first)  # highlighted, as under the pointer
+    picker.query.setFocus()
+    shoot(dialog, "add-replaces.png")
+    dialog.reject()
+
+
 def main() -> int:
     tray_host = start_tray_host()
     app = QApplication(sys.argv[:1])
@@ -355,6 +392,7 @@ def main() -> int:
         shoot_profile(desktop_app)
         shoot_review(desktop_app)
         shoot_add_memory()
+        shoot_add_replaces(desktop_app)
         shoot_review_contradiction(desktop_app)
     finally:
         if desktop_app is not None:
