@@ -14,12 +14,14 @@ from app.cli.common import (
     cli,
     console,
     emit_json,
+    err,
     handle_errors,
     json_option,
     memory_summary,
     pass_state,
     project_option,
 )
+from services.errors import EngramError, NotFoundError
 from services.types import MemoryType, RetrievalMode, Scope, Source, Tier, UsageEvent
 
 TYPE_CHOICE = click.Choice([t.value for t in MemoryType], case_sensitive=False)
@@ -129,6 +131,11 @@ def read_text_argument(value: str) -> str:
     metavar="ID",
     help="This memory replaces ID (repeatable): ID stops holding at once, history kept.",
 )
+@click.option(
+    "--no-check",
+    is_flag=True,
+    help="Do not look for memories the new one may replace (scripts, bulk adds).",
+)
 @project_option
 @json_option
 @pass_state
@@ -145,10 +152,16 @@ def add(
     session_id: str | None,
     memory_id: str | None,
     replaces: tuple[str, ...],
+    no_check: bool,
     project: str | None,
     as_json: bool,
 ) -> None:
-    """Store a memory. CONTENT is the text, or - to read it from stdin."""
+    """Store a memory. CONTENT is the text, or - to read it from stdin.
+
+    Unless --supersedes or --no-check is given, the new memory is compared with its
+    nearest neighbours: "this may replace X: <reason>" is printed (and, on a terminal,
+    you are asked whether it does); --json lists them under "may_replace" with scores,
+    for a caller to confirm with `engram edit NEW --supersedes X`."""
     data: dict[str, Any] = {
         "content": read_text_argument(content),
         "type": type_,
@@ -169,12 +182,45 @@ def add(
     )
     superseded = _declare(engram, memory.id, replaces)
     state.embed_waiting()
+    candidates = [] if replaces or no_check else _may_replace(engram, memory)
     if as_json:
-        emit_json({**memory_summary(memory), "supersedes": [m.id for m in superseded]})
-    else:
-        click.echo(f"stored {memory.id}: {memory.title}")
-        for old in superseded:
-            click.echo(f"  {old.id} no longer holds (replaced by {memory.id}): {old.title}")
+        emit_json(
+            {
+                **memory_summary(memory),
+                "supersedes": [m.id for m in superseded],
+                "may_replace": [c.to_dict() for c in candidates],
+            }
+        )
+        return
+    click.echo(f"stored {memory.id}: {memory.title}")
+    for old in superseded:
+        click.echo(f"  {old.id} no longer holds (replaced by {memory.id}): {old.title}")
+    asking = sys.stdin.isatty() and sys.stdout.isatty() and content != "-"
+    confirmed = []
+    for candidate in candidates:
+        old = candidate.memory
+        click.echo(
+            f"  this may {'replace' if candidate.kind == 'supersedes' else 'contradict'} "
+            f"{old.id} «{old.title}»: {candidate.reason} (score {candidate.score:.2f})"
+        )
+        if asking and click.confirm(f"  Does it replace {old.id}?", default=False):
+            confirmed.append(old.id)
+    for old in _declare(engram, memory.id, tuple(confirmed)):
+        click.echo(f"  {old.id} no longer holds (replaced by {memory.id}): {old.title}")
+    if candidates and not asking:
+        click.echo(f"  (if it does: engram edit {memory.id} --supersedes ID)")
+
+
+def _may_replace(engram: Any, memory: Any) -> list[Any]:
+    """Memories the new one may replace; none when the vectors cannot be read (the
+    memory is stored either way, and the idle cycle looks again)."""
+    from services.knowledge.supersession import likely_replaced
+
+    try:
+        return likely_replaced(engram.store, engram.vectors, engram.embedder, memory)
+    except EngramError as error:
+        err(f"could not look for memories it may replace: {error}")
+        return []
 
 
 def _declare(engram: Any, winner: str, replaces: tuple[str, ...]) -> list[Any]:
@@ -396,8 +442,6 @@ def mark(
     engram = state.engram(catch_up=False)
     missing = sorted(set(memory_ids) - engram.store.existing_ids(memory_ids))
     if missing:
-        from services.errors import NotFoundError
-
         raise NotFoundError(f"no memory with id {', '.join(map(repr, missing))}")
     engram.lifecycle.record(list(memory_ids), UsageEvent(event), session_id)
     if UsageEvent(event) in (UsageEvent.CITED, UsageEvent.USED):

@@ -244,8 +244,9 @@ def features(
     idf: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """The features of a pair (`a` and `b` in any order; the later one is found by
-    date). `cues`: the deterministic cue comparison of their readings, if at hand."""
-    earlier, later = (a, b) if (a.at, a.memory.id) <= (b.at, b.memory.id) else (b, a)
+    date, and for two written in the same second, `b` is taken as the later). `cues`:
+    the deterministic cue comparison of their readings, if at hand."""
+    earlier, later = (a, b) if a.at <= b.at else (b, a)  # same second: as given
     idf = idf or {}
     gap = abs(later.at - earlier.at) / 86400.0
     found = _base(a, b, earlier, later, cosine, cues, idf, gap)

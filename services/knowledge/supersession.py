@@ -1,20 +1,34 @@
-"""What holds now, where memories are read: search ranks a memory that an open conflict
-says was replaced below its replacement (and marks it "may be outdated — see X"), and
-the user can declare that a memory replaces others, which applies at once (history kept:
-`valid_to` and `superseded_by`, found again in deep and exhaustive modes)."""
+"""What holds now, where memories are read and written: search ranks a memory that an
+open conflict says was replaced below its replacement (and marks it "may be outdated —
+see X"); a new memory is checked at once against its nearest neighbours ("this may
+replace X: …"); and the user can declare that a memory replaces others, which applies at
+once (history kept: `valid_to` and `superseded_by`, found again in deep and exhaustive
+modes)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from services.errors import NotFoundError, UserInputError
+import numpy as np
+
+from services.errors import EngramError, NotFoundError, UserInputError
 from services.knowledge import contradictions
-from services.knowledge.conflict_records import record_of
-from services.memory import Memory, now_iso
+from services.knowledge.conflict_records import (
+    FLAG_AT,
+    SCORED_NEIGHBOURS,
+    reading_of,
+    record_of,
+)
+from services.knowledge.conflict_scorer import is_conflict, kind_of
+from services.knowledge.cues import Cues, compare, describe_conflict
+from services.knowledge.pair_features import CHANGE, PairText, features, read_pair_text
+from services.memory import Memory, now_iso, parse_time
 from services.search.retrieval import SearchResponse, SearchResult
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
+from services.vectors.embeddings.base import Embedder
+from services.vectors.index import VectorIndex
 
 
 def replaced_by(store: MemoryStore, memory_ids: Iterable[str]) -> dict[str, str]:
@@ -88,3 +102,116 @@ def declare(store: MemoryStore, winner_id: str, loser_ids: Iterable[str]) -> lis
             contradictions.supersede(store, winner, loser, now)
             winner = store.get(winner.id)
     return [store.get(loser.id) for loser in losers]
+
+
+@dataclass(frozen=True)
+class ReplaceCandidate:
+    """An older memory that a new one may replace, with the scorer's probability and
+    the reason in words."""
+
+    memory: Memory
+    score: float
+    kind: str  # supersedes or contradiction
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.memory.id,
+            "title": self.memory.title,
+            "score": round(self.score, 3),
+            "kind": self.kind,
+            "reason": self.reason,
+        }
+
+
+def likely_replaced(
+    store: MemoryStore,
+    vectors: VectorIndex,
+    embedder: Embedder,
+    memory: Memory,
+    neighbours: int = SCORED_NEIGHBOURS,
+) -> list[ReplaceCandidate]:
+    """The current memories of `memory`'s project, written before it, that it may replace
+    or contradict, best first. Candidates are its nearest neighbours in the vector index
+    and its best keyword matches (a memory whose vector is still being written is found
+    too); each is judged by the cues and the fitted scorers on vectors embedded now (a
+    few ms each). Nothing is changed."""
+    vector = _unit(embedder.embed([_text_of(memory)])[0])
+    try:
+        hits = vectors.query(embedder.model_id, vector, neighbours * 3, [memory.project])
+    except EngramError:  # no index yet: the keyword matches still count
+        hits = []
+    near = [h.memory_id for h in hits]
+    lexical = store.lexical(f"{memory.title} {memory.content}", neighbours * 2, memory.project)
+    ids = [i for i in dict.fromkeys([*near, *(h.memory_id for h in lexical)]) if i != memory.id]
+    others = [
+        m
+        for m in store.get_many(ids).values()
+        if m.superseded_by is None
+        and m.project == memory.project
+        and _written_at(m) <= _written_at(memory)
+    ]
+    if not others:
+        return []
+    cosine = {
+        m.id: float(_unit(v) @ vector)
+        for m, v in zip(others, embedder.embed([_text_of(m) for m in others]), strict=True)
+    }
+    closest = sorted(others, key=lambda m: -cosine[m.id])[:neighbours]
+    new_text, new_reading = read_pair_text(memory), reading_of(memory)
+    found = []
+    for other in closest:
+        old_text = read_pair_text(other)
+        cues = compare(reading_of(other), new_reading)
+        pair = features(old_text, new_text, cosine[other.id], cues)
+        flagged, score = is_conflict(pair)
+        if cues.score() >= FLAG_AT:
+            flagged, score = True, max(score, cues.score())
+        if flagged:
+            kind = kind_of(old_text, new_text, pair)
+            found.append(ReplaceCandidate(other, score, kind, why(old_text, new_text, cues)))
+    return sorted(found, key=lambda c: -c.score)
+
+
+def _written_at(memory: Memory) -> float:
+    try:
+        return parse_time(memory.valid_from or memory.created_at).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _text_of(memory: Memory) -> str:
+    return f"{memory.title}\n{memory.content}"  # what the index embeds for a memory
+
+
+def _unit(vector: object) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32)
+    return array / max(float(np.linalg.norm(array)), 1e-9)
+
+
+def why(earlier: PairText, later: PairText, cues: Cues) -> str:
+    """The reason a pair looks like a change, in a few words a person can check."""
+    reasons = [describe_conflict(conflict) for conflict in cues.conflicts[:1]]
+    change = CHANGE.search(later.plain)
+    if change:
+        reasons.append(f"the new one says “{change.group(0)}”")
+    step = _version_step(earlier.versions, later.versions - earlier.versions)
+    if step and not cues.conflicts:
+        reasons.append(step)
+    if not reasons:
+        reasons.append("same subject, different statement")
+    return "; ".join(reasons)
+
+
+def _version_step(old: Iterable[str], new: Iterable[str]) -> str | None:
+    """ "3.8 → 3.10": the highest old and new versions of one major number, if any."""
+
+    def key(version: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+    for major in sorted({key(v)[:1] for v in new} & {key(v)[:1] for v in old}, reverse=True):
+        before = max((v for v in old if key(v)[:1] == major), key=key)
+        after = max((v for v in new if key(v)[:1] == major), key=key)
+        if key(after) != key(before):
+            return f"{before} → {after}"
+    return None

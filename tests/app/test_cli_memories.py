@@ -309,3 +309,26 @@ def test_add_supersedes_declares_at_once_and_refuses_unknown_ids(engram_cli: Any
     refused = engram_cli("add", "something else", "-p", "httpx", "--supersedes", "no-such-id")
     assert refused.exit_code == 2
     assert engram_cli.all_ids() == before  # nothing stored on a guess
+
+
+def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
+    old = engram_cli.add(
+        'We support Python 3.8 and up: `requires-python = ">=3.8"` in pyproject.toml.',
+        "-p", "httpx", "-t", "constraint", "--title", "python floor = 3.8",
+    )  # fmt: skip
+    engram_cli.add("Tags have no v prefix; the publish script compares them.", "-p", "httpx")
+    new = engram_cli.json(
+        "add", "3.8 is dropped. `requires-python` is `>=3.9` now.", "-p", "httpx",
+        "-t", "constraint", "--title", "3.8 dropped",
+    )  # fmt: skip
+    (candidate,) = new["may_replace"]
+    assert candidate["id"] == old
+    assert candidate["kind"] == "supersedes"
+    assert "3.8 → 3.9" in candidate["reason"]
+    assert 0.0 < candidate["score"] <= 1.0
+    assert engram_cli.json("show", old)["superseded_by"] is None  # nothing applied
+    shown = engram_cli.ok("add", "3.8 is gone, 3.9 is the floor now.", "-p", "httpx").stdout
+    assert f"this may replace {old}" in shown
+    assert "--supersedes ID" in shown  # no terminal: the command to confirm it, no prompt
+    quiet = engram_cli.json("add", "3.8 is gone for good.", "-p", "httpx", "--no-check")
+    assert quiet["may_replace"] == []
