@@ -18,7 +18,7 @@ from app.cli.common import (
     pass_state,
     project_option,
 )
-from services.errors import UserInputError
+from services.errors import UserInputError, ValidationFailed
 from services.filters import MemoryFilter
 
 
@@ -79,13 +79,18 @@ def import_(
     as_json: bool,
 ) -> None:
     """Import an export (JSON) or JSONL: all or nothing, every problem reported."""
+    from services.knowledge.supersession import apply_declared, declared_problems
     from services.memories.transfer import read_import_file
 
     if replace and skip_existing:
         raise click.UsageError("--replace and --skip-existing exclude each other")
     memories = read_import_file(file, default_project=project)
     engram = state.engram()
+    problems = declared_problems(engram.store, memories, str(file))
+    if problems:
+        raise ValidationFailed(f"{file}: nothing was imported", problems)
     report = engram.service.import_memories(memories, replace, skip_existing, embed=False)
+    replaced = apply_declared(engram.store, memories) if report.imported else []
     if replace and report.imported:
         # The replaced memories' old vectors (other chunks, maybe another project) are
         # now orphans: reconciling removes them before the new ones are written.
@@ -100,12 +105,14 @@ def import_(
                 "imported": report.imported,
                 "skipped": report.skipped,
                 "queued_for_embedding": waiting,
+                "superseded": [m.id for m in replaced],
             }
         )
         return
     click.echo(
         f"imported {report.imported} memories"
         + (f", skipped {report.skipped} existing" if report.skipped else "")
+        + (f"; {len(replaced)} older memories no longer hold (supersedes)" if replaced else "")
     )
 
 

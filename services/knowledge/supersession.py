@@ -7,12 +7,12 @@ modes)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from services.errors import EngramError, NotFoundError, UserInputError
+from services.errors import EngramError, NotFoundError, Problem, UserInputError
 from services.knowledge import contradictions
 from services.knowledge.conflict_records import (
     FLAG_AT,
@@ -215,3 +215,42 @@ def _version_step(old: Iterable[str], new: Iterable[str]) -> str | None:
         if key(after) != key(before):
             return f"{before} → {after}"
     return None
+
+
+def declared_problems(store: MemoryStore, memories: Sequence[Memory], where: str) -> list[Problem]:
+    """What is wrong with the `supersedes` fields of memories about to be imported: a
+    memory cannot replace itself or a memory of another project. A replaced memory that
+    is neither stored nor imported is no problem (an export of part of a store names
+    memories left out): the field is kept and nothing is applied."""
+    incoming = {m.id: m for m in memories}
+    wanted = {m.supersedes for m in memories if m.supersedes and m.supersedes not in incoming}
+    stored = store.get_many(sorted(i for i in wanted if i))
+    problems = []
+    for memory in memories:
+        target_id = memory.supersedes
+        if not target_id or memory.superseded_by == target_id:
+            continue
+        target = incoming.get(target_id) or stored.get(target_id)
+        if target is None:
+            continue
+        if target.id == memory.id:
+            reason = "a memory cannot supersede itself"
+        elif target.project != memory.project:
+            reason = f"supersedes {target_id!r} of project {target.project!r} (another project)"
+        else:
+            continue
+        problems.append(Problem(f"{where}: memory {memory.id}", reason))
+    return problems
+
+
+def apply_declared(store: MemoryStore, memories: Sequence[Memory]) -> list[Memory]:
+    """After an import: each memory whose `supersedes` names a memory that still holds
+    replaces it (as `declare` does). Returns the memories that no longer hold."""
+    replaced: list[Memory] = []
+    for memory in memories:
+        if not memory.supersedes:
+            continue
+        target = store.get_many([memory.supersedes]).get(memory.supersedes)
+        if target is not None and target.superseded_by is None and target.id != memory.id:
+            replaced.extend(declare(store, memory.id, [target.id]))
+    return replaced

@@ -110,7 +110,12 @@ def _corpus30_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     clean_env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("ENGRAM_")}
     runner = EngramCli(root / "data")
     report = json.loads(runner.ok("import", source, "--json", env=clean_env).stdout)
-    assert report == {"imported": 30, "skipped": 0, "queued_for_embedding": 0}
+    assert report == {
+        "imported": 30,
+        "skipped": 0,
+        "queued_for_embedding": 0,
+        "superseded": [],
+    }
     stats = json.loads(runner.ok("stats", "--json", env=clean_env).stdout)
     assert stats["waiting_for_embedding"] == 0
     return root / "data"

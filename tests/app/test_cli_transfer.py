@@ -280,7 +280,12 @@ def test_import_reports_what_still_waits_for_embedding(
     with embedding_lock(engram_cli.data_dir) as held:
         assert held
         report = engram_cli.json("import", source)
-    assert report == {"imported": 4, "skipped": 0, "queued_for_embedding": 4}
+    assert report == {
+        "imported": 4,
+        "skipped": 0,
+        "queued_for_embedding": 4,
+        "superseded": [],
+    }
     assert engram_cli.json("stats")["waiting_for_embedding"] == 4
     engram_cli.ok("search", "anything")
     assert engram_cli.json("stats")["waiting_for_embedding"] == 0
@@ -311,3 +316,31 @@ def test_import_replace_leaves_no_stale_vectors(tmp_path: Path, engram_cli: Engr
     in_index = {name: ids for name, ids in vectors.memory_ids(MODEL_ID).items() if ids}
     assert in_index == {collection_name(MODEL_ID, "q"): {"m1"}}
     assert engram_cli.json("search", "penguins", "-p", "p", "--retriever", "dense")["results"] == []
+
+
+def test_import_applies_supersedes_and_refuses_other_projects(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    old = engram_cli.add("We support Python 3.8 and up.", "-p", "httpx", "--no-check")
+    good = tmp_path / "good.jsonl"
+    good.write_text(
+        json.dumps(
+            {"id": "floor-39", "project": "httpx", "type": "constraint",
+             "content": "3.8 is dropped; the floor is 3.9.", "supersedes": old}
+        ) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    result = engram_cli.json("import", str(good))
+    assert result["superseded"] == [old]
+    assert engram_cli.json("show", old)["superseded_by"] == "floor-39"
+    bad = tmp_path / "bad.jsonl"
+    other = engram_cli.add("Pydantic supports 3.8.", "-p", "pydantic", "--no-check")
+    bad.write_text(
+        json.dumps({"id": "x1", "project": "httpx", "content": "x", "supersedes": other}) + "\n",
+        encoding="utf-8",
+    )
+    before = engram_cli.all_ids()
+    refused = engram_cli("import", str(bad))
+    assert refused.exit_code == 2
+    assert "another project" in refused.stderr
+    assert engram_cli.all_ids() == before  # all or nothing
