@@ -225,11 +225,13 @@ class Desktop:
         """Run the due consolidation operations one at a time, stopping between them as
         soon as `stop` (a threading.Event) is set. Recommended options are applied only
         for operations that apply by themselves (retention); the rest become findings."""
-        from app.rem import operations_due, rem_context
+        from app.rem import operations_due, rem_context, vectors_first
         from services.rem.cycle import run_operations
 
         engram = self.engram
         dues = [d for d in operations_due(engram) if d.due]
+        if dues:
+            vectors_first(engram, engram.data_dir, progress, stop)
         context = rem_context(engram, cancel=stop)  # a model call stops when the user is back
         llm = context.llm
         reports: list[Any] = []

@@ -4,7 +4,10 @@ and its schedules, both from the settings; the CLI and the tray use these."""
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from services.rem.context import RemContext
@@ -59,3 +62,44 @@ def operations_due(
         float(engram.settings.get("rem.session_gap_minutes")),
         schedules=schedules(engram.settings),
     )
+
+
+VECTOR_WAIT_SECONDS = 300.0
+
+
+def vectors_first(
+    engram: Any,
+    data_dir: Path,
+    say: Callable[[str], None],
+    stop: threading.Event | None = None,
+    wait_seconds: float = VECTOR_WAIT_SECONDS,
+) -> int:
+    """Before a cycle, the memories still waiting for vectors get them, so duplicates,
+    contradictions, links and clusters compare every memory, not only those embedded
+    so far: embedded here, or waited for while a background embedder holds the lock.
+    Says what it does; returns how many memories were waiting."""
+    from app.background import embedding_lock
+
+    model = engram.embedder.model_id
+    waiting = int(engram.store.pending_count(model))
+    if not waiting:
+        return 0
+    say(
+        f"{waiting} memories have no vectors yet: embedding them first, so the cycle "
+        "sees every memory"
+    )
+    deadline = time.monotonic() + wait_seconds
+    while engram.store.pending_count(model):
+        with embedding_lock(data_dir) as held:
+            if held:
+                engram.service.catch_up()
+                break
+        if (stop is not None and stop.is_set()) or time.monotonic() > deadline:
+            left = int(engram.store.pending_count(model))
+            say(
+                f"{left} memories are still being embedded by another process; the cycle "
+                "compares only the memories that have vectors (the next one sees the rest)"
+            )
+            break
+        time.sleep(0.5)
+    return waiting

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state
+from app.cli.common import CliState, cli, emit_json, err, handle_errors, json_option, pass_state
 
 
 def _context(state: CliState, project: str | None = None, as_of: str | None = None) -> Any:
@@ -60,6 +60,10 @@ def run(
         from app.rem import operations_due
 
         selected = [d.op for d in operations_due(state.engram(), selected, context.now) if d.due]
+    if selected and not dry_run:
+        from app.rem import vectors_first
+
+        vectors_first(state.engram(), state.data_dir, err)
     try:
         reports = run_operations(context, selected, auto, dry_run) if selected else []
     finally:
