@@ -47,3 +47,13 @@ def engram(data_dir: Path) -> Iterator[Engram]:
     instance = open_engram(data_dir, embedder=HashEmbedder())
     yield instance
     instance.close()
+
+
+@pytest.fixture
+def generous_model_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model budgets scale with the memories an operation looks at (a tiny store gets
+    no model calls); tests of the model paths use a few memories, so they get time as
+    if the store were large."""
+    import services.llm.base
+
+    monkeypatch.setattr(services.llm.base, "PER_ITEM_S", 100.0)

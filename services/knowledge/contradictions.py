@@ -101,7 +101,7 @@ def run(
     """Queue candidates (bulk scan), judge every waiting pair, and return a finding per
     unresolved contradiction with what was done. `dry_run` writes nothing."""
     found = scan(store, vectors, model_id, project)
-    judge = Judge(llm, budget)
+    judge = Judge(llm, budget or TimeBudget.for_work(LLM_SECONDS, len(found.memories)))
     if dry_run:
         wanted = sorted({(min(a, b), max(a, b)) for a, b in [*found.pairs, *pending(store)]})
         verdicts = judge_pending(store, judge, found, write=False, pairs=wanted)

@@ -235,7 +235,7 @@ def fact_findings(
 
     known = storage.memories_with_facts(store)
     asked = FindingStore(store).memory_ids("facts")
-    budget = TimeBudget(LLM_SECONDS)
+    budget = TimeBudget.for_work(LLM_SECONDS, store.count())
     findings: list[Finding] = []
     llm_used = 0
     for memory in store.iter_all():

@@ -83,6 +83,9 @@ class ForgetsAnswers(Protocol):
     def forget(self, prompt: str, schema: JSON | None) -> None: ...
 
 
+PER_ITEM_S = 0.025  # model seconds a memory earns an operation (100 memories: 2.5 s)
+
+
 class TimeBudget:
     """The seconds an operation may spend on model calls, whatever the machine's load:
     each call gets at most what is left, and none starts with less than `minimum_s`."""
@@ -90,6 +93,14 @@ class TimeBudget:
     def __init__(self, seconds: float, minimum_s: float = 2.0) -> None:
         self.deadline = time.monotonic() + seconds
         self.minimum_s = minimum_s
+
+    @classmethod
+    def for_work(cls, limit_s: float, items: int, per_item_s: float | None = None) -> TimeBudget:
+        """A budget proportionate to the work: `per_item_s` a memory looked at, at most
+        `limit_s`. A small store gets no model calls at all (its budget is under one
+        call's minimum): a cycle over fewer than 100 memories stays within seconds."""
+        per_item = PER_ITEM_S if per_item_s is None else per_item_s
+        return cls(min(limit_s, per_item * max(0, items)))
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())

@@ -106,6 +106,7 @@ def test_desktop_runs_due_operations_in_order(data_dir: Path) -> None:
     desktop.close()
 
 
+@pytest.mark.usefixtures("generous_model_time")
 def test_a_returning_user_stops_the_model_call_itself(data_dir: Path) -> None:
     """The consolidator's stop event is the model runner's cancel event: a call in
     progress stops at its next token, not at the end of the operation."""

@@ -195,7 +195,7 @@ def cluster_findings(
     findings = []
     by_size = sorted(range(len(clusters)), key=lambda i: -len(clusters[i]))
     with_llm = set(by_size[:max_llm]) if llm is not None else set()
-    budget = TimeBudget(LLM_SECONDS)
+    budget = TimeBudget.for_work(LLM_SECONDS, sum(len(c) for c in clusters))
     for number, memories in enumerate(clusters):
         chosen = llm if number in with_llm else None
         title, content, how = write_summary(memories, chosen, budget=budget)

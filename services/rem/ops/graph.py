@@ -218,7 +218,7 @@ def summarise(
     from services.rem.ops.clusters import write_summary
 
     written = asked = 0
-    budget = TimeBudget(LLM_SECONDS)
+    budget = TimeBudget.for_work(LLM_SECONDS, len(by_id))
     for community in sorted(communities, key=lambda c: -len(c.members)):
         central = sorted(community.members, key=lambda m: (-graph.degree(m), m))
         memories = [by_id[m] for m in central[:CENTRAL_MEMBERS]]

@@ -281,6 +281,7 @@ def test_both_valid_and_merged_resolutions(context: RemContext) -> None:
         contradictions.resolve(store, records[("old", "conflict")].id, "coin_flip")
 
 
+@pytest.mark.usefixtures("generous_model_time")
 def test_auto_applies_only_what_the_cues_decided(context: RemContext) -> None:
     add(context, "old", OLD, 1)
     add(context, "new", NEW, 9)

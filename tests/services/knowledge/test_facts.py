@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -94,6 +95,7 @@ def test_a_stored_fact_fills_empty_levels_and_holds_within_its_window(
     assert [f.value for f in facts_at(store, july)] == ["Postgres"]
 
 
+@pytest.mark.usefixtures("generous_model_time")
 def test_proposals_by_rules_are_recommended_by_the_model_only_reviewed(
     store: MemoryStore,
 ) -> None:

@@ -544,3 +544,16 @@ def test_a_prompt_without_variables_or_schema() -> None:
 
 def test_retry_note_names_the_reason() -> None:
     assert "{reason}" in RETRY_NOTE
+
+
+def test_model_time_is_proportionate_to_the_work() -> None:
+    """A store of 50 memories earns no model call (under one call's minimum); a large
+    one is capped at the operation's limit."""
+    from services.llm.base import PER_ITEM_S, TimeBudget
+
+    small = TimeBudget.for_work(40.0, 50)
+    assert not small.allows_a_call()
+    assert small.left() <= 50 * PER_ITEM_S
+    large = TimeBudget.for_work(40.0, 100_000)
+    assert 39.0 < large.left() <= 40.0
+    assert TimeBudget.for_work(40.0, 400).left() == pytest.approx(400 * PER_ITEM_S, abs=0.5)

@@ -124,6 +124,7 @@ def test_episodes_get_levels_by_age(engram: Engram) -> None:
     assert episode_levels(store, now) == EpisodeLevels(summary=0, compressed=0)
 
 
+@pytest.mark.usefixtures("generous_model_time")
 def test_model_time_per_run_is_capped_whatever_the_load(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from services.rem.cycle import RemContext, run_operations
 from services.rem.ops.graph import (
     MAX_LLM_COMMUNITY_SUMMARIES,
@@ -111,6 +113,7 @@ def test_communities_are_stored_keep_their_ids_and_change_no_memory(
     assert {c["id"] for c in stored_communities(store)} == {c["id"] for c in stored}
 
 
+@pytest.mark.usefixtures("generous_model_time")
 def test_off_topic_model_prose_is_not_a_community_summary(context: RemContext) -> None:
     two_groups(context)
     for n in range(3):
