@@ -111,7 +111,7 @@ class Judge:
             if text_a.memory.id != a.id:
                 text_a, text_b = text_b, text_a
             found = features(text_a, text_b, similarity, cues, weights)
-            flagged, scored = is_conflict(found)
+            flagged, scored = is_conflict(found, (text_a, text_b))
             if flagged and cue_score < FLAG_AT:
                 kind = kind_of(text_a, text_b, found)
                 held = holder(reading_a, reading_b, cues)

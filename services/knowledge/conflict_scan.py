@@ -196,8 +196,8 @@ def _scored(
 ) -> bool:
     """Whether the fitted scorers flag the pair."""
     a, b = found.memories[first], found.memories[second]
-    pair = features(_text(found, a), _text(found, b), similarity, cues, weights)
-    return is_conflict(pair)[0]
+    texts = (_text(found, a), _text(found, b))
+    return is_conflict(features(*texts, similarity, cues, weights), texts)[0]
 
 
 def similarity_of(found: Scan, first: str, second: str) -> float | None:

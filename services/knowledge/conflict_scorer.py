@@ -12,7 +12,8 @@ import math
 from collections.abc import Mapping
 
 from services.knowledge import conflict_weights, duplicate_weights
-from services.knowledge.pair_features import PairText
+from services.knowledge.pair_features import PairText, same_frame_other_subject
+from services.types import MemoryType
 
 __all__ = [
     "DUPLICATE_CLAIM",
@@ -50,10 +51,21 @@ def duplicate_probability(features: Mapping[str, float]) -> float:
     return _logistic(features, duplicate_weights.WEIGHTS, duplicate_weights.BIAS)
 
 
-def is_conflict(features: Mapping[str, float]) -> tuple[bool, float]:
-    """Whether the scorers flag the pair as a conflict, and the conflict probability."""
+def both_events(a: PairText, b: PairText) -> bool:
+    """Two episodes record two things that happened; neither makes the other untrue."""
+    return a.memory.type is MemoryType.EPISODE and b.memory.type is MemoryType.EPISODE
+
+
+def is_conflict(
+    features: Mapping[str, float], pair: tuple[PairText, PairText] | None = None
+) -> tuple[bool, float]:
+    """Whether the scorers flag the pair as a conflict, and the conflict probability.
+    With the pair's texts, one that says the same of different code, or two episodes,
+    is never flagged."""
     scored = probability(features)
     claimed = duplicate_probability(features) >= DUPLICATE_CLAIM
+    if pair is not None and (same_frame_other_subject(*pair) or both_events(*pair)):
+        return False, scored
     return scored >= THRESHOLD and not claimed, scored
 
 

@@ -307,3 +307,13 @@ def _base(
 
 def cue_comparison(a: Reading, b: Reading, weights: Mapping[str, float] | None) -> Cues:
     return compare(a, b, weights)
+
+
+def same_frame_other_subject(a: PairText, b: PairText) -> bool:
+    """Two notes that say the same thing about different code: each names code, they
+    share no name, and the rest of their words is much the same ("`parse_date` rounds
+    intermediate values" / "`trim_payout` rounds intermediate values"). Such a pair is
+    two facts, not one fact changed."""
+    if not a.names or not b.names or a.names & b.names:
+        return False
+    return _jaccard(a.words - a.names, b.words - b.names) >= 0.6

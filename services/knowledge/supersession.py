@@ -164,7 +164,7 @@ def likely_replaced(
         old_text = read_pair_text(other)
         cues = compare(reading_of(other), new_reading)
         pair = features(old_text, new_text, cosine[other.id], cues)
-        flagged, score = is_conflict(pair)
+        flagged, score = is_conflict(pair, (old_text, new_text))
         if cues.score() >= FLAG_AT:
             flagged, score = True, max(score, cues.score())
         if flagged:
