@@ -36,16 +36,14 @@ def rem_context(
 ) -> RemContext:
     """The cycle's context; its LLM loads a model only when first asked (close it).
     Setting `cancel` stops a model call in progress (the user came back)."""
-    from app.llm import build_llm_runner
-
     return RemContext(
         engram.service,
         engram.vectors,
         engram.embedder.model_id,
         project,
         now,
-        build_llm_runner(engram.settings, cancel=cancel),
-        session_gap_minutes=float(engram.settings.get("rem.session_gap_minutes")),
+        engram.llm_runner(cancel=cancel),
+        session_gap_minutes=engram.settings.get_float("rem.session_gap_minutes"),
     )
 
 
@@ -59,7 +57,7 @@ def operations_due(
         engram.store,
         list(ops or names()),
         now,
-        float(engram.settings.get("rem.session_gap_minutes")),
+        engram.settings.get_float("rem.session_gap_minutes"),
         schedules=schedules(engram.settings),
     )
 

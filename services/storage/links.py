@@ -1,8 +1,8 @@
 """Owner of the `memory_link` table: directed, typed edges between memories (related,
 supersedes, consolidates). Consolidation writes them (`services.rem.ops.graph` recomputes
 the related ones, an accepted merge or draft adds consolidates / related links) and reads
-them back here; nothing else should run SQL on the table (`MemoryStore.delete` still
-removes a deleted memory's links itself: see `remove_links_of`)."""
+them back here, and `MemoryStore.delete` removes a deleted memory's links through
+`remove_links_of`; nothing else runs SQL on the table."""
 
 from __future__ import annotations
 
@@ -57,9 +57,7 @@ def remove_related(store: MemoryStore, pairs: Iterable[tuple[str, str]]) -> None
 
 def remove_links_of(store: MemoryStore, memory_id: str) -> None:
     """Delete every link from or to `memory_id` (its memory is being deleted), inside
-    the caller's transaction. `MemoryStore.delete` still runs this statement itself
-    (services/storage/memories.py was being reworked when this module was made); it
-    should call this instead."""
+    the caller's transaction (`MemoryStore.delete`)."""
     store.database.execute_sql(
         "DELETE FROM memory_link WHERE source = ? OR target = ?", [memory_id, memory_id]
     )

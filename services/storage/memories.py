@@ -11,7 +11,7 @@ indexed it (NULL means the record waits for embedding).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import peewee as pw
 
 from services.errors import NotFoundError, UserInputError
 from services.memory import Memory, memory_from_dict, title_from_content
+from services.storage import links
 from services.storage.database import (
     ChunkRow,
     MemoryRow,
@@ -181,9 +182,19 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
                 raise NotFoundError(f"no memory with id {memory_id!r}")
             self._delete_rows(memory_id)
             # Its links go with it (consolidation's graph never points at nothing).
-            self.database.execute_sql(
-                "DELETE FROM memory_link WHERE source = ? OR target = ?", [memory_id, memory_id]
-            )
+            links.remove_links_of(self, memory_id)
+
+    def set_tiers(self, moves: Mapping[str, Sequence[str]]) -> None:
+        """Give the memories of each tier (tier → ids) that tier, in one transaction,
+        touching nothing else of them (not `updated_at`, text or vectors): retention
+        moves many memories between hot, warm and cold at once."""
+        with self.writing():
+            for tier, ids in moves.items():
+                for batch in batches(ids):
+                    marks = ", ".join("?" for _ in batch)
+                    self.database.execute_sql(
+                        f"UPDATE memory SET tier = ? WHERE id IN ({marks})", [tier, *batch]
+                    )
 
     # --- reads --------------------------------------------------------------------------
 

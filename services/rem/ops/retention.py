@@ -39,7 +39,6 @@ from services.storage.query_terms import (
     terms_by_project,
     trigger_word_forms,
 )
-from services.storage.tiers import set_tiers
 from services.storage.usage import usage_events
 from services.types import Tier
 
@@ -126,7 +125,7 @@ def apply_tiers(
             target = tier_for(retention(memory, usage.get(memory.id), now, policy), policy)
         if target is not memory.tier:
             moves[target.value].append(memory.id)
-    set_tiers(store, moves)
+    store.set_tiers(moves)
     return TierMoves({tier: len(ids) for tier, ids in moves.items()})
 
 

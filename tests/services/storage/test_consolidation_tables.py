@@ -15,7 +15,6 @@ from services.storage.communities import (
 )
 from services.storage.memories import MemoryStore
 from services.storage.rem_runs import RemRun, last_done, latest_runs, record_run
-from services.storage.tiers import set_tiers
 from services.storage.usage import activity_times, usage_events
 from services.types import Tier, UsageEvent
 from tests.services.builders import make_memory
@@ -85,7 +84,7 @@ def test_tiers_move_in_bulk(store: MemoryStore) -> None:
     for n in range(3):
         store.add(make_memory(f"Memory {n}.", id=f"m{n}"))
     before = store.get("m0")
-    set_tiers(store, {"hot": ["m0", "m1"], "cold": ["m2"]})
+    store.set_tiers({"hot": ["m0", "m1"], "cold": ["m2"]})
     assert [store.get(f"m{n}").tier for n in range(3)] == [Tier.HOT, Tier.HOT, Tier.COLD]
     assert store.get("m0") == replace(before, tier=Tier.HOT)  # nothing else changes
 
