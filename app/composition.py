@@ -320,6 +320,7 @@ def _open_store(settings: Settings, data_dir: Path) -> MemoryStore:
     return MemoryStore(
         data_dir / DATABASE_FILE,
         busy_timeout_ms=busy_timeout_ms,
+        write_wait_s=settings.get_float("store.write_wait_s"),
         max_chunk_tokens=settings.get_int("chunking.max_tokens") if chunking else NO_CHUNKS,
     )
 

@@ -285,6 +285,13 @@ SCHEMA: tuple[Setting, ...] = (
         minimum=0,
     ),
     Setting(
+        "store.write_wait_s",
+        float,
+        60.0,
+        "How long a write waits for other processes' writes before it gives up",
+        minimum=0,
+    ),
+    Setting(
         "context.budget",
         int,
         8000,

@@ -408,11 +408,17 @@ def edit(
 @pass_state
 @handle_errors
 def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: bool) -> None:
-    """Delete memories for good (`engram edit ID --tier archived` keeps them)."""
+    """Delete memories for good (`engram edit ID --tier archived` keeps them). Asks on a
+    terminal; without one (a pipe, a script) it needs --yes and deletes nothing
+    otherwise, whatever the input says."""
     engram = state.engram()
     for memory_id in memory_ids:
         engram.store.get(memory_id)
-    if not yes and sys.stdin.isatty():
+    if not yes:
+        if not sys.stdin.isatty():
+            raise click.UsageError(
+                "not on a terminal, so nothing was deleted: add --yes to delete without asking"
+            )
         click.confirm(f"Delete {len(memory_ids)} memories?", abort=True)
     with state.vector_access() as held:
         deleted = [

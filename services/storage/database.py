@@ -7,16 +7,24 @@ the one open database of a process.
 
 from __future__ import annotations
 
+import logging
+import random
 import sqlite3
+import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import peewee as pw
 
 from services.errors import StoreUnavailable
 from services.storage.migrations import migrate
+
+log = logging.getLogger(__name__)
+WRITE_WAIT_S = 60.0  # how long a write waits for other writers before it gives up
+WRITE_WAIT_SAY_S = 3.0  # from when the wait is worth saying
 
 database_proxy = pw.DatabaseProxy()
 
@@ -178,23 +186,72 @@ def open_database(path: Path, busy_timeout_ms: int = 5000) -> pw.SqliteDatabase:
     return database
 
 
+def is_locked(error: BaseException) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text
+
+
 class SqliteStore:
     """An open database with its read and write guards: SQLite failures (locked,
     read-only, corrupt) become a `StoreUnavailable` naming the file."""
 
     path: Path
     database: pw.SqliteDatabase
+    write_wait_s: float = WRITE_WAIT_S
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """One atomic write; SQLite failures become a StoreUnavailable naming the file."""
+        """One atomic write; SQLite failures become a StoreUnavailable naming the file.
+
+        The write lock is taken when the transaction begins (BEGIN IMMEDIATE), so a
+        write that reads first cannot be refused half-way by another writer; while
+        other processes write, it waits (SQLite's busy timeout, then jittered retries,
+        `WRITE_WAIT_S` in all) and says so after a few seconds. Inside another write it
+        is a savepoint of that one."""
         try:
-            with self.database.atomic():
+            with self._write_transaction():
                 yield
         except (pw.DatabaseError, sqlite3.DatabaseError) as error:
             if isinstance(error, pw.IntegrityError | sqlite3.IntegrityError):
                 raise
             raise describe_sqlite_error(error, self.path) from error
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[None]:
+        if self.database.transaction_depth() > 0:
+            with self.database.atomic():
+                yield
+            return
+        transaction = self._begin_immediate()
+        try:
+            yield
+        except BaseException:
+            if not transaction.__exit__(*sys.exc_info()):
+                raise
+        else:
+            transaction.__exit__(None, None, None)
+
+    def _begin_immediate(self) -> Any:
+        """Enter BEGIN IMMEDIATE, waiting for other writers with jittered retries."""
+        started = time.monotonic()
+        said = False
+        delay = 0.05
+        while True:
+            transaction = self.database.atomic("IMMEDIATE")
+            try:
+                transaction.__enter__()
+                return transaction
+            except pw.OperationalError as error:
+                if not is_locked(error):
+                    raise
+                waited = time.monotonic() - started
+                if waited >= self.write_wait_s:
+                    raise
+                if not said and waited >= WRITE_WAIT_SAY_S:
+                    log.warning("%s: waiting for other processes to finish writing", self.path)
+                    said = True
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, 1.0)
 
     @contextmanager
     def _reading(self) -> Iterator[None]:

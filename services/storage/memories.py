@@ -22,6 +22,7 @@ from services.errors import NotFoundError, UserInputError
 from services.memory import Memory, memory_from_dict, title_from_content
 from services.storage import links
 from services.storage.database import (
+    WRITE_WAIT_S,
     ChunkRow,
     MemoryRow,
     MetaRow,
@@ -52,8 +53,15 @@ _TEXT_FIELDS = {"title", "content", "tags", "file_refs"}
 class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
     """CRUD, filtering and lexical search over the memories in one SQLite file."""
 
-    def __init__(self, path: Path, busy_timeout_ms: int = 5000, max_chunk_tokens: int = 500):
+    def __init__(
+        self,
+        path: Path,
+        busy_timeout_ms: int = 5000,
+        max_chunk_tokens: int = 500,
+        write_wait_s: float = WRITE_WAIT_S,
+    ):
         self.path = path
+        self.write_wait_s = write_wait_s
         self.max_chunk_tokens = max_chunk_tokens
         self.database = open_database(path, busy_timeout_ms)
         self._fts_ok: bool | None = None

@@ -332,3 +332,12 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     assert "--supersedes ID" in shown  # no terminal: the command to confirm it, no prompt
     quiet = engram_cli.json("add", "3.8 is gone for good.", "-p", "httpx", "--no-check")
     assert quiet["may_replace"] == []
+
+
+def test_delete_without_a_terminal_needs_yes_whatever_the_input(engram_cli: Any) -> None:
+    kept = engram_cli.add("Keep me.", "--no-check")
+    for answer in ("n\n", "y\n", ""):
+        refused = engram_cli("delete", kept, input=answer)
+        assert refused.exit_code == 2
+        assert "--yes" in refused.stderr
+    assert kept in engram_cli.all_ids()

@@ -98,7 +98,7 @@ def test_database_locked_by_another_process(tmp_path: Path) -> None:
     data = tmp_path / "data"
     _import(data, tmp_path, _corpus(5))
     before = _exported(data)
-    env = clean_env(ENGRAM_STORE_BUSY_TIMEOUT_MS="200")
+    env = clean_env(ENGRAM_STORE_BUSY_TIMEOUT_MS="200", ENGRAM_STORE_WRITE_WAIT_S="1")
 
     holder = sqlite3.connect(data / "engram.sqlite3", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
