@@ -62,15 +62,12 @@ def operations_due(
     )
 
 
-VECTOR_WAIT_SECONDS = 300.0
-
-
 def vectors_first(
     engram: Any,
     data_dir: Path,
     say: Callable[[str], None],
     stop: threading.Event | None = None,
-    wait_seconds: float = VECTOR_WAIT_SECONDS,
+    wait_seconds: float | None = None,
 ) -> int:
     """Before a cycle, the memories still waiting for vectors get them, so duplicates,
     contradictions, links and clusters compare every memory, not only those embedded
@@ -86,6 +83,8 @@ def vectors_first(
         f"{waiting} memories have no vectors yet: embedding them first, so the cycle "
         "sees every memory"
     )
+    if wait_seconds is None:
+        wait_seconds = engram.settings.get_float("rem.vector_wait_s")
     deadline = time.monotonic() + wait_seconds
     while engram.store.pending_count(model):
         with embedding_lock(data_dir) as held:

@@ -380,6 +380,13 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=24 * 60.0,
     ),
     Setting(
+        "rem.vector_wait_s",
+        float,
+        300.0,
+        "How long a consolidation run waits for memories another process is embedding",
+        minimum=0.0,
+    ),
+    Setting(
         "rem.idle_minutes",
         float,
         10.0,

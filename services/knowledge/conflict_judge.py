@@ -158,6 +158,12 @@ class Judge:
         return answer
 
 
+def _scorer_may_flag(found: Scan, a: str, b: str) -> bool:
+    """After a scan, only the pairs it kept for the scorer (the likeliest few a project);
+    without one (pairs queued on write, judged alone), every pair."""
+    return not found.scanned or (min(a, b), max(a, b)) in found.scored
+
+
 def judge_pending(
     store: MemoryStore,
     judge: Judge,
@@ -190,7 +196,7 @@ def judge_pending(
                 (readings[0], readings[1]),
                 weights,
                 found.facts,
-                similarity_of(found, a.id, b.id),
+                similarity_of(found, a.id, b.id) if _scorer_may_flag(found, a.id, b.id) else None,
                 texts,
             )
             verdicts.append(verdict)

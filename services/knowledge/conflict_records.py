@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 NEIGHBOURS = 20  # nearest neighbours per memory (same project)
 SCORED_NEIGHBOURS = 5  # of which the fitted scorer reads the closest (as fitted)
+MAX_SCORED_FLAGS = 12  # pairs only the scorer flags, a project and run (for review)
 WRITE_CANDIDATES = 10  # lexical matches queued when a memory is written
 FLAG_AT = 0.5  # combined score from which a pair is a contradiction
 LLM_WEIGHT = 0.15  # how far the model's verdict moves the cues' score

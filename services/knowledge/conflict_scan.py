@@ -5,6 +5,7 @@ subject, same attribute), kept when a deterministic cue fires or the fitted scor
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
@@ -15,11 +16,14 @@ import numpy as np
 
 from services.knowledge.conflict_records import (
     MAX_BUCKET,
+    MAX_SCORED_FLAGS,
     NEAR_SIMILARITY,
     NEIGHBOURS,
     RARE_SHARE,
     SCORED_NEIGHBOURS,
     facts_of,
+    ordered,
+    pair_hash,
     queue,
     reading_of,
 )
@@ -33,6 +37,7 @@ from services.knowledge.cues import (
 )
 from services.knowledge.pair_features import PairText, features, read_pair_text
 from services.memory import Memory
+from services.storage import contradictions as table
 from services.storage.memories import MemoryStore, current_by_project
 
 log = logging.getLogger(__name__)
@@ -43,6 +48,8 @@ class Scan:
     memories: dict[str, Memory] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # unit length
     texts: dict[str, PairText] = field(default_factory=dict)
+    scored: set[tuple[str, str]] = field(default_factory=set)  # the scorer may flag these
+    scanned: bool = False  # candidates came from a scan (else: judge what is queued)
     readings: dict[str, Reading] = field(default_factory=dict)
     weights: dict[str | None, dict[str, float]] = field(default_factory=dict)
     pairs: dict[tuple[str, str], tuple[float | None, dict[str, Any]]] = field(default_factory=dict)
@@ -136,7 +143,7 @@ def scan(
     nearest neighbours with a cue, and the pairs the cues' index links. Nothing is
     written (see `queue`)."""
 
-    result = Scan(facts=facts_of(store))
+    result = Scan(facts=facts_of(store), scanned=True)
     for name, memories in current_by_project(store, project).items():
         readings = {m.id: reading_of(m) for m in memories}
         weights = idf_weights(readings.values())
@@ -173,15 +180,33 @@ def scan(
             for i, first in enumerate(members[:MAX_BUCKET]):
                 for second in members[i + 1 : MAX_BUCKET]:
                     linked.setdefault((min(first, second), max(first, second)), None)
+        scored: list[tuple[float, tuple[str, str], float | None, Cues]] = []
         for (first, second), near in linked.items():
             cues = compare(readings[first], readings[second], weights, result.facts)
-            if _worth_queueing(cues, near) or (
-                (first, second) in closest
-                and near is not None
-                and _scored(result, first, second, near, cues, weights)
-            ):
+            if _worth_queueing(cues, near):
                 result.pairs[(first, second)] = (near, cues.to_dict())
+                if (first, second) in closest:
+                    result.scored.add((first, second))  # a cue found something: no cap
+            elif (first, second) in closest and near is not None:
+                flagged, likely = _scored(result, first, second, near, cues, weights)
+                if flagged and not _judged_as_is(store, result, first, second):
+                    scored.append((likely, (first, second), near, cues))
+        # The scorer's guesses are for review: at most MAX_SCORED_FLAGS a project and
+        # run, the likeliest first, so notes written from one template cannot flood it.
+        for _, key, near, cues in sorted(scored, key=lambda item: -item[0])[:MAX_SCORED_FLAGS]:
+            result.pairs[key] = (near, cues.to_dict())
+            result.scored.add(key)
     return result
+
+
+def _judged_as_is(store: MemoryStore, found: Scan, first: str, second: str) -> bool:
+    """Whether the pair was judged before and neither memory changed since (so the
+    run's few scorer places go to pairs not yet seen)."""
+    a, b = ordered(found.memories[first], found.memories[second])
+    stored = table.candidate_payload(store, a.id, b.id)
+    if not isinstance(stored, str):
+        return False
+    return bool(json.loads(stored).get("hash") == pair_hash(a, b))
 
 
 def _text(found: Scan, memory: Memory) -> PairText:
@@ -193,11 +218,11 @@ def _text(found: Scan, memory: Memory) -> PairText:
 
 def _scored(
     found: Scan, first: str, second: str, similarity: float, cues: Cues, weights: dict[str, float]
-) -> bool:
-    """Whether the fitted scorers flag the pair."""
+) -> tuple[bool, float]:
+    """Whether the fitted scorers flag the pair, and how likely a conflict it is."""
     a, b = found.memories[first], found.memories[second]
     texts = (_text(found, a), _text(found, b))
-    return is_conflict(features(*texts, similarity, cues, weights), texts)[0]
+    return is_conflict(features(*texts, similarity, cues, weights), texts)
 
 
 def similarity_of(found: Scan, first: str, second: str) -> float | None:

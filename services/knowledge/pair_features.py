@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from services.knowledge.cues import Cues, Reading, compare
 from services.memory import Memory, parse_time
-from services.text.words import STOPWORDS, code_spans, without_fences
+from services.text.words import STOPWORDS, code_spans, without_code, without_fences
 from services.text.words import sentences as split_sentences
 
 # Wording that says something changed, in the many ways people write it.
@@ -131,6 +131,7 @@ class PairText:
     plain: str  # title and content without fenced code, lower case
     title_words: frozenset[str]
     words: frozenset[str]
+    frame: frozenset[str]  # content words outside any code: what is said of the code
     names: frozenset[str]
     versions: frozenset[str]
     numbers: frozenset[str]
@@ -151,6 +152,7 @@ def read_pair_text(memory: Memory) -> PairText:
         plain=plain,
         title_words=frozenset(_content_words(memory.title.lower())),
         words=frozenset(_content_words(plain)),
+        frame=frozenset(_content_words(without_code(memory.content).lower())),
         names=frozenset(names),
         versions=frozenset(_VERSION.findall(plain)),
         numbers=frozenset(n for n, _ in _NUMBER.findall(plain)),
@@ -316,4 +318,4 @@ def same_frame_other_subject(a: PairText, b: PairText) -> bool:
     two facts, not one fact changed."""
     if not a.names or not b.names or a.names & b.names:
         return False
-    return _jaccard(a.words - a.names, b.words - b.names) >= 0.6
+    return _jaccard(a.frame, b.frame) >= 0.6

@@ -19,7 +19,7 @@ from services.memory import Memory
 from services.storage.database import SqliteStore
 from services.storage.migrations import FTS_TABLE_SQL, project_token
 from services.text.chunking import Chunk
-from services.text.words import STOPWORDS
+from services.text.words import KEYWORD_STOPWORDS
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -45,7 +45,7 @@ def fts_terms(text: str, max_terms: int = 64) -> list[str]:
     terms: list[str] = []
     for word in _FTS_WORD.findall(text.lower()):
         for part in word.split("_"):
-            if part and part not in STOPWORDS and part not in terms:
+            if part and part not in KEYWORD_STOPWORDS and part not in terms:
                 terms.append(part)
     return terms[:max_terms]
 

@@ -27,6 +27,16 @@ STOPWORDS = frozenset(
 )
 """Function words: they say nothing about what a text is about."""
 
+KEYWORD_STOPWORDS = frozenset(
+    (
+        "a an and are as at be by do does for from how i in is it of on or that the this to "
+        "we what when where which who why with about should know our my me you"
+    ).split()
+)
+"""The words a keyword search drops from a query: only the commonest, since words such
+as "not", "before" or "only" can be what a note is found by (measured on corpus-2k:
+dropping all function words cost hybrid MRR 0.949 → 0.941)."""
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE_END = re.compile(r"(?<=[.!?;])\s+")
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")

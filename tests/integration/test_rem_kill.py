@@ -56,7 +56,8 @@ def test_sigkill_mid_cycle_loses_nothing(tmp_path: Path) -> None:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env=clean_env(),
+            # no waiting for the vectors this test keeps from being written
+            env=clean_env(ENGRAM_REM_VECTOR_WAIT_S="0"),
             cwd=ROOT,
         )
         deadline = time.monotonic() + 120
@@ -85,7 +86,10 @@ def test_sigkill_mid_cycle_loses_nothing(tmp_path: Path) -> None:
         assert applied_after < GROUPS, "the kill came after the run had finished"
         assert superseded == applied_after  # each answered merge is whole, none half done
 
-        again = run_engram(data_dir, "rem", "run", "--op", "duplicates", "--auto", "--json")
+        again = run_engram(
+            data_dir, "rem", "run", "--op", "duplicates", "--auto", "--json",
+            env=clean_env(ENGRAM_REM_VECTOR_WAIT_S="0"),
+        )  # fmt: skip
         assert again.returncode == 0, again.stderr
         operation = json.loads(again.stdout)["operations"][0]
         assert operation["applied"] == GROUPS - applied_after  # it finishes what was left

@@ -28,7 +28,12 @@ from services.knowledge.conflict_scorer import (
 )
 from services.knowledge.contradictions import SCORED_NEIGHBOURS, nearest_neighbours, reading_of
 from services.knowledge.cues import compare, idf_weights
-from services.knowledge.pair_features import PairText, features, read_pair_text
+from services.knowledge.pair_features import (
+    PairText,
+    features,
+    read_pair_text,
+    same_frame_other_subject,
+)
 from services.memory import Memory
 from services.storage.findings import Finding, Option
 from services.storage.memories import MemoryStore, current_by_project
@@ -36,6 +41,7 @@ from services.text import words
 from services.vectors.index import VectorIndex
 
 REVIEW_SIMILARITY = 0.85
+MAX_SCORED_PAIRS = 10  # scorer-proposed pairs a project and run
 MERGE_SIMILARITY = 0.90
 NAME_OVERLAP = 0.5
 # Numbers that state something: digits not inside a name (`UTF-8`, `v2`), with a unit,
@@ -141,7 +147,9 @@ def find_duplicates(
 def scored_pairs(memories: list[Memory], vectors: dict[str, np.ndarray]) -> list[DuplicatePair]:
     """Paraphrases the strict checks miss: each memory's closest neighbours that the
     fitted duplicate scorer claims and the conflict scorer does not flag (people
-    restating a fact use other numbers and names than the first note did)."""
+    restating a fact use other numbers and names than the first note did). At most
+    `MAX_SCORED_PAIRS` a project and run, the likeliest first: they are guesses for the
+    user to review, and notes written from one template would otherwise flood it."""
     by_id = {m.id: m for m in memories}
     readings = {m.id: reading_of(m) for m in memories}
     weights = idf_weights(readings.values())
@@ -156,16 +164,21 @@ def scored_pairs(memories: list[Memory], vectors: dict[str, np.ndarray]) -> list
     for memory_id, vector in vectors.items():
         array = np.asarray(vector, dtype=np.float32)
         unit[memory_id] = array / max(float(np.linalg.norm(array)), 1e-9)
-    found: dict[tuple[str, str], DuplicatePair] = {}
+    found: dict[tuple[str, str], tuple[float, DuplicatePair]] = {}
     for first, second, similarity in nearest_neighbours(list(by_id), unit, SCORED_NEIGHBOURS):
         key = (min(first, second), max(first, second))
         if key in found:
             continue
         cues = compare(readings[key[0]], readings[key[1]], weights)
         pair = features(text(key[0]), text(key[1]), similarity, cues, weights)
-        if duplicate_probability(pair) >= DUPLICATE_THRESHOLD and not is_conflict(pair)[0]:
-            found[key] = DuplicatePair(key[0], key[1], similarity, False, scored=True)
-    return list(found.values())
+        twins = (text(key[0]), text(key[1]))
+        if same_frame_other_subject(*twins):
+            continue  # about different code: two facts, however alike the words
+        likely = duplicate_probability(pair)
+        if likely >= DUPLICATE_THRESHOLD and not is_conflict(pair, twins)[0]:
+            found[key] = (likely, DuplicatePair(key[0], key[1], similarity, False, scored=True))
+    ranked = sorted(found.values(), key=lambda item: -item[0])
+    return [pair for _, pair in ranked[:MAX_SCORED_PAIRS]]
 
 
 def groups(pairs: list[DuplicatePair]) -> list[list[str]]:

@@ -171,7 +171,7 @@ def locker() -> Iterator[list[Locker]]:
 
 def test_locked_database(tmp_path: Path, locker: list[Locker]) -> None:
     path = tmp_path / "engram.sqlite3"
-    store = MemoryStore(path, busy_timeout_ms=100)
+    store = MemoryStore(path, busy_timeout_ms=100, write_wait_s=0.3)
     try:
         kept = store.add(make_memory("kept while locked", id="kept"))
         lock = Locker(path)
@@ -197,7 +197,10 @@ def test_locked_database(tmp_path: Path, locker: list[Locker]) -> None:
 
 
 def test_search_works_while_another_process_writes(data_dir: Path, locker: list[Locker]) -> None:
-    settings = Settings(data_dir / "settings.json", environ={"ENGRAM_STORE_BUSY_TIMEOUT_MS": "100"})
+    settings = Settings(
+        data_dir / "settings.json",
+        environ={"ENGRAM_STORE_BUSY_TIMEOUT_MS": "100", "ENGRAM_STORE_WRITE_WAIT_S": "0.3"},
+    )
     engram: Any = open_engram(data_dir, embedder=HashEmbedder(), settings=settings)
     try:
         memory = engram.service.add({"content": "Pelicans scoop fish in their bills."})
