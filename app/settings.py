@@ -11,6 +11,7 @@ live in keyring.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ class Setting:
                 value = int(str(raw).strip()) if not isinstance(raw, int | float) else int(raw)
             elif self.type is float:
                 value = float(raw)
+                if not math.isfinite(value):  # NaN passes every comparison below
+                    raise ValueError
             else:
                 value = str(raw).strip()
         except (TypeError, ValueError):

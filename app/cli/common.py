@@ -131,6 +131,13 @@ def handle_errors(function: F) -> F:
             raise
         except (click.ClickException, click.Abort):
             raise
+        except BrokenPipeError:
+            # The reader closed the pipe (`engram list | head`): end quietly, with the
+            # status click and Python's documentation give a closed pipe (1). Point
+            # stdout at /dev/null so the flush at exit does not fail again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(1)
         except Exception as error:  # the one place every command's errors end up
             message = to_message(error)
             err(f"error: {message.title}")

@@ -219,3 +219,10 @@ def test_search_reports_the_retriever_the_setting_chose(tmp_path: Path) -> None:
     result = runner.invoke(cli, [*base, "search", "anything", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["retriever"] == "lexical"
+
+
+@pytest.mark.parametrize("raw", ["nan", "NaN", "inf", "-inf", float("nan"), float("inf")])
+def test_a_float_setting_refuses_what_is_not_a_finite_number(raw: object) -> None:
+    """NaN passes every minimum and maximum check; stored, it broke every context."""
+    with pytest.raises(UserInputError, match="is not a valid float"):
+        setting("context.share_critical").parse(raw)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from app.background import INLINE_LIMIT
 from tests.conftest import CORPUS_MEMORIES
-from tests.integration.conftest import clean_env, run_engram
+from tests.integration.conftest import ENGRAM, clean_env, run_engram
 
 pytestmark = pytest.mark.slow
 
@@ -186,3 +187,23 @@ def test_large_import_embeds_in_the_background(tmp_path: Path) -> None:
         while _engram_processes(data) and time.monotonic() < deadline:
             time.sleep(0.2)
     assert _engram_processes(data) == []
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`engram show ID | head -c 100`: the reader leaves early; no traceback, no "bug",
+    the status a closed pipe gets (1, as click and Python's documentation give it)."""
+    data = tmp_path / "data"
+    long_note = {"id": "long", "content": "A long pasted log line. " * 12_000}  # ~290 KB
+    _import(data, tmp_path, [long_note])
+    process = subprocess.Popen(  # more than a pipe holds, so the write meets the close
+        [str(ENGRAM), "--data-dir", str(data), "show", "long"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(COLUMNS="200"),
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.read(100)
+    process.stdout.close()  # the reader leaves after a little, like `head -c 100`
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 1, stderr
+    assert stderr == ""
