@@ -159,11 +159,22 @@ def describe_sqlite_error(error: Exception, path: Path) -> StoreUnavailable:
 
 
 def open_database(path: Path, busy_timeout_ms: int = 5000) -> pw.SqliteDatabase:
-    """Open (creating if needed) and migrate the database at `path`, bound to the models."""
+    """Open (creating if needed) and migrate the database at `path`, bound to the models.
+    A data folder it creates is private to the user (0700), and so is a new database
+    file (0600; SQLite gives its WAL and shared-memory files the same mode)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        created = not path.parent.exists()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if created:
+            path.parent.chmod(0o700)  # mkdir's mode is filtered by the umask
     except OSError as error:
         raise StoreUnavailable(f"{path.parent}: cannot create the data folder ({error})") from None
+    try:
+        if not path.exists():
+            path.touch(mode=0o600)
+            path.chmod(0o600)
+    except OSError:
+        pass  # a folder that cannot be written: SQLite says so below, naming the file
     database = pw.SqliteDatabase(
         str(path),
         pragmas={

@@ -271,3 +271,14 @@ def test_damaged_pages_are_reported_corrupt_when_read(tmp_path: Path) -> None:
         finally:
             store.close()
     assert str(path) in str(caught.value)
+
+
+def test_a_new_data_folder_and_database_are_private(tmp_path: Path) -> None:
+    folder = tmp_path / "new" / "data"
+    store = MemoryStore(folder / "engram.sqlite3")
+    try:
+        store.add(make_memory("private", id="p"))
+    finally:
+        store.close()
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert (folder / "engram.sqlite3").stat().st_mode & 0o777 == 0o600
