@@ -193,8 +193,7 @@ def add(
         )
         return
     click.echo(f"stored {memory.id}: {memory.title}")
-    for old in superseded:
-        click.echo(f"  {old.id} no longer holds (replaced by {memory.id}): {old.title}")
+    _say_replaced(superseded, memory.id)
     asking = sys.stdin.isatty() and sys.stdout.isatty() and content != "-"
     confirmed = []
     for candidate in candidates:
@@ -205,8 +204,7 @@ def add(
         )
         if asking and click.confirm(f"  Does it replace {old.id}?", default=False):
             confirmed.append(old.id)
-    for old in _declare(engram, memory.id, tuple(confirmed)):
-        click.echo(f"  {old.id} no longer holds (replaced by {memory.id}): {old.title}")
+    _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
     if candidates and not asking:
         click.echo(f"  (if it does: engram edit {memory.id} --supersedes ID)")
 
@@ -221,6 +219,11 @@ def _may_replace(engram: Any, memory: Any) -> list[Any]:
     except EngramError as error:
         err(f"could not look for memories it may replace: {error}")
         return []
+
+
+def _say_replaced(replaced: list[Any], winner: str, indent: str = "  ") -> None:
+    for old in replaced:
+        click.echo(f"{indent}{old.id} no longer holds (replaced by {winner}): {old.title}")
 
 
 def _declare(engram: Any, winner: str, replaces: tuple[str, ...]) -> list[Any]:
@@ -384,8 +387,8 @@ def edit(
         superseded = _declare(engram, memory_id, replaces)
         if as_json:
             emit_json({"id": memory_id, "supersedes": [m.id for m in superseded]})
-        for old in [] if as_json else superseded:
-            click.echo(f"{old.id} no longer holds (replaced by {memory_id}): {old.title}")
+        else:
+            _say_replaced(superseded, memory_id, indent="")
         return
     from services.knowledge.lessons import check_plain_edit
 
@@ -397,8 +400,7 @@ def edit(
         emit_json({**memory_summary(memory), "supersedes": [m.id for m in superseded]})
     else:
         click.echo(f"updated {memory.id}: {memory.title}")
-        for old in superseded:
-            click.echo(f"  {old.id} no longer holds (replaced by {memory.id}): {old.title}")
+        _say_replaced(superseded, memory.id)
 
 
 @cli.command()

@@ -106,8 +106,8 @@ class Judge:
         reading_a, reading_b = readings if readings[0].id == a.id else readings[::-1]
         cues = compare(reading_a, reading_b, weights, facts)
         cue_score = cues.score()
-        text_a, text_b = texts or (read_pair_text(a), read_pair_text(b))
         if similarity is not None:
+            text_a, text_b = texts or (read_pair_text(a), read_pair_text(b))
             if text_a.memory.id != a.id:
                 text_a, text_b = text_b, text_a
             found = features(text_a, text_b, similarity, cues, weights)

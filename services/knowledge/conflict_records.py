@@ -162,11 +162,11 @@ def queue(
             digest = pair_hash(a, b)
             stored = table.candidate_payload(store, a.id, b.id)
             payload = json.dumps({"hash": digest, **(cues or {})}, ensure_ascii=False)
-            if stored is False:
+            if stored is None:
                 table.insert_candidate(store, a.id, b.id, payload, similarity, now)
                 queued += 1
                 continue
-            if json.loads(str(stored or "{}")).get("hash") != digest:
+            if json.loads(stored).get("hash") != digest:
                 table.requeue_candidate(store, a.id, b.id, payload, similarity, now)
                 queued += 1
     return queued

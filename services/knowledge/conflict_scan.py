@@ -204,9 +204,7 @@ def _judged_as_is(store: MemoryStore, found: Scan, first: str, second: str) -> b
     run's few scorer places go to pairs not yet seen)."""
     a, b = ordered(found.memories[first], found.memories[second])
     stored = table.candidate_payload(store, a.id, b.id)
-    if not isinstance(stored, str):
-        return False
-    return bool(json.loads(stored).get("hash") == pair_hash(a, b))
+    return stored is not None and json.loads(stored).get("hash") == pair_hash(a, b)
 
 
 def _text(found: Scan, memory: Memory) -> PairText:

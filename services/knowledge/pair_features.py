@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from services.knowledge.cues import Cues, Reading, compare
+from services.knowledge.cues import Cues
 from services.memory import Memory, parse_time
 from services.text.words import STOPWORDS, code_spans, without_code, without_fences
 from services.text.words import sentences as split_sentences
@@ -305,10 +305,6 @@ def _base(
         "gap_days": math.log1p(gap),
         "same_day": float(gap < 1.5),
     }
-
-
-def cue_comparison(a: Reading, b: Reading, weights: Mapping[str, float] | None) -> Cues:
-    return compare(a, b, weights)
 
 
 def same_frame_other_subject(a: PairText, b: PairText) -> bool:

@@ -134,8 +134,8 @@ def likely_replaced(
     """The current memories of `memory`'s project, written before it, that it may replace
     or contradict, best first. Candidates are its nearest neighbours in the vector index
     and its best keyword matches (a memory whose vector is still being written is found
-    too); each is judged by the cues and the fitted scorers on vectors embedded now (a
-    few ms each). Nothing is changed."""
+    too); each is judged by the cues and the fitted scorers on its stored vector, or one
+    embedded now when it has none yet (a few ms each). Nothing is changed."""
     vector = _unit(embedder.embed([_text_of(memory)])[0])
     try:
         hits = vectors.query(embedder.model_id, vector, neighbours * 3, [memory.project])
@@ -153,10 +153,15 @@ def likely_replaced(
     ]
     if not others:
         return []
-    cosine = {
-        m.id: float(_unit(v) @ vector)
-        for m, v in zip(others, embedder.embed([_text_of(m) for m in others]), strict=True)
-    }
+    try:
+        stored = vectors.vectors_for(embedder.model_id, memory.project, [m.id for m in others])
+    except EngramError:
+        stored = {}
+    missing = [m for m in others if m.id not in stored]
+    if missing:
+        fresh = embedder.embed([_text_of(m) for m in missing])
+        stored.update((m.id, v) for m, v in zip(missing, fresh, strict=True))
+    cosine = {m.id: float(_unit(stored[m.id]) @ vector) for m in others}
     closest = sorted(others, key=lambda m: -cosine[m.id])[:neighbours]
     new_text, new_reading = read_pair_text(memory), reading_of(memory)
     found = []

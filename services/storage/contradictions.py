@@ -21,12 +21,13 @@ def _execute(store: MemoryStore, sql: str, params: Sequence[Any] = ()) -> Any:
 # --- candidates ---------------------------------------------------------------------------
 
 
-def candidate_payload(store: MemoryStore, a: str, b: str) -> str | bool | None:
-    """The stored cues JSON of a queued pair; False when the pair is not queued."""
+def candidate_payload(store: MemoryStore, a: str, b: str) -> str | None:
+    """The stored cues JSON of a queued pair ("{}" when it has none); None when the
+    pair is not queued."""
     row = _execute(
         store, "SELECT cues FROM contradiction_candidate WHERE a = ? AND b = ?", [a, b]
     ).fetchone()
-    return False if row is None else row[0]
+    return None if row is None else str(row[0] or "{}")
 
 
 def insert_candidate(
