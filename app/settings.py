@@ -420,6 +420,48 @@ SCHEMA: tuple[Setting, ...] = (
         minimum=50,
         maximum=2000,
     ),
+    Setting(
+        "privacy.redact",
+        bool,
+        True,
+        "Replace secrets (tokens, keys, passwords) in incoming text with [redacted:kind]",
+    ),
+    Setting(
+        "privacy.redact_patterns",
+        str,
+        "",
+        "Extra secret patterns: regular expressions separated by spaces (use \\s for a space)",
+    ),
+    Setting(
+        "privacy.redact_allow",
+        str,
+        "",
+        "Values never redacted: literal strings separated by commas",
+    ),
+    Setting(
+        "store.max_memory_bytes",
+        int,
+        4_000_000,
+        "Largest memory (title and content, UTF-8 bytes) that add, edit and import accept",
+        minimum=1_000,
+        maximum=100_000_000,
+    ),
+    Setting(
+        "backup.keep",
+        int,
+        5,
+        "Backups of the database kept in the data folder's backups/ (0 turns them off)",
+        minimum=0,
+        maximum=100,
+    ),
+    Setting(
+        "backup.interval_hours",
+        float,
+        24.0,
+        "Hours between automatic backups while the app runs",
+        minimum=1.0,
+        maximum=24 * 30.0,
+    ),
 )
 
 _BY_KEY = {setting.key: setting for setting in SCHEMA}
