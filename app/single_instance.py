@@ -1,9 +1,12 @@
-"""One desktop app per data folder: the first start listens on a local socket named
-after the folder; a second start asks it to show its popup and exits."""
+"""One desktop app per data folder: the first start listens on a local socket inside
+the data folder (owner-only, like the folder); a second start asks it to show its
+popup and exits. Only an Engram that answers counts as running: a stale socket or any
+other listener is replaced, so nothing outside the folder can stop the tray starting."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,36 +14,56 @@ from PySide6.QtCore import QObject
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 SHOW = b"show\n"
+SHOWN = b"engram: shown\n"
+SOCKET_FILE = "tray.sock"
+# sun_path holds 108 bytes on Linux (104 on macOS); a deeper data folder uses the
+# per-user runtime folder, which is owner-only too.
+MAX_SOCKET_PATH = 100
 
 
 def socket_name(data_dir: Path) -> str:
-    digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
-    return f"engram-{digest}"
+    """The socket's full path: in the data folder, or, when that path is too long for
+    a Unix socket, in the user's runtime folder under a name derived from it."""
+    folder = data_dir.resolve()
+    inside = folder / SOCKET_FILE
+    if len(os.fsencode(inside)) <= MAX_SOCKET_PATH:
+        return str(inside)
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+    if runtime and Path(runtime).is_dir():
+        return str(Path(runtime) / f"engram-{digest}.sock")
+    return f"engram-{os.getuid()}-{digest}"  # Qt's temporary folder: the last resort
 
 
 def ask_running_instance(data_dir: Path, timeout_ms: int = 500) -> bool:
-    """True when an instance already runs for `data_dir` (it was asked to show itself)."""
+    """True when an Engram already runs for `data_dir` and answered that it showed
+    its popup; a listener that does not answer so is not one."""
     socket = QLocalSocket()
     socket.connectToServer(socket_name(data_dir))
     if not socket.waitForConnected(timeout_ms):
         return False
     socket.write(SHOW)
     socket.flush()
-    socket.waitForBytesWritten(timeout_ms)
+    answer = b""
+    while len(answer) < len(SHOWN) and socket.waitForReadyRead(timeout_ms):
+        answer += bytes(socket.readAll().data())
     socket.disconnectFromServer()
-    return True
+    return answer.startswith(SHOWN)
 
 
 class InstanceServer(QObject):
-    """Listens for later starts; calls `on_show` when one asks."""
+    """Listens for later starts; calls `on_show` when one asks, and answers it."""
 
     def __init__(self, data_dir: Path, on_show: Callable[[], None]) -> None:
         super().__init__()
         self.on_show = on_show
         self.server = QLocalServer(self)
+        self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         name = socket_name(data_dir)
+        if name.startswith("/"):
+            Path(name).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not self.server.listen(name):
-            QLocalServer.removeServer(name)  # a stale socket left by a crash
+            QLocalServer.removeServer(name)  # a stale socket, or a listener not ours
             self.server.listen(name)
         self.server.newConnection.connect(self._connection)
 
@@ -51,6 +74,8 @@ class InstanceServer(QObject):
 
     def _read(self, socket: QLocalSocket) -> None:
         if bytes(socket.readAll().data()).startswith(SHOW.strip()):
+            socket.write(SHOWN)
+            socket.flush()
             self.on_show()
         socket.disconnectFromServer()
 

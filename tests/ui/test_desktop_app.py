@@ -1,5 +1,5 @@
 """The desktop app without a system tray (offscreen): the fallback window, copying the
-context, pausing, one instance per data folder, and the icon states."""
+context, pausing, and the icon states (one instance per data folder: test_single_instance)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 
 from app.desktop import Desktop
-from app.single_instance import InstanceServer, ask_running_instance
 from tests.fakes import HashEmbedder
 from ui.icons import IconState, state_pixmap
 from ui.main import FIRST_RUN_MARKER, NO_TRAY_NOTICE, DesktopApp, run_tray
@@ -76,19 +75,6 @@ def test_pause_and_resume(qtbot: Any, desktop_app: DesktopApp) -> None:
     assert desktop_app.presence.state_label.text().startswith("Paused")
     button.click()
     assert not desktop_app.paused and button.text() == "Pause watching"
-
-
-def test_one_instance_per_data_folder(qtbot: Any, tmp_path: Path) -> None:
-    shown: list[bool] = []
-    folder = tmp_path / "one"
-    assert not ask_running_instance(folder, timeout_ms=200)
-    server = InstanceServer(folder, lambda: shown.append(True))
-    try:
-        assert ask_running_instance(folder)
-        qtbot.waitUntil(lambda: shown == [True], timeout=3000)
-        assert not ask_running_instance(tmp_path / "other", timeout_ms=200)
-    finally:
-        server.close()
 
 
 def test_icon_states_differ() -> None:
