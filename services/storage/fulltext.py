@@ -41,13 +41,19 @@ class LexicalHit:
 
 
 def fts_terms(text: str, max_terms: int = 64) -> list[str]:
-    """The distinct search words of free text, without stopwords, in order."""
-    terms: list[str] = []
-    for word in _FTS_WORD.findall(text.lower()):
-        for part in word.split("_"):
+    """The first `max_terms` distinct search words of free text, without stopwords, in
+    order. Reads the text only until it has them: a 5 MB memory costs no more than its
+    start."""
+    terms: dict[str, None] = {}  # ordered and with O(1) membership
+    if max_terms <= 0:
+        return []
+    for match in _FTS_WORD.finditer(text.lower()):
+        for part in match.group().split("_"):
             if part and part not in KEYWORD_STOPWORDS and part not in terms:
-                terms.append(part)
-    return terms[:max_terms]
+                terms[part] = None
+                if len(terms) >= max_terms:
+                    return list(terms)
+    return list(terms)
 
 
 def fts_query(text: str, max_terms: int = 64) -> str | None:
