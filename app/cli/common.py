@@ -7,6 +7,7 @@ import functools
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ import click
 
 from app.errors import to_message
 from app.paths import resolve_data_dir
+from services.text.controls import escape_controls
 
 if TYPE_CHECKING:
     from app.composition import Engram
@@ -94,18 +96,44 @@ class CliState:
             self._engram = None
 
 
+def say(text: object = "", err: bool = False) -> None:
+    """Print a line for a person: the CLI's one plain-text sink. Memory text in it may
+    hold terminal escape sequences; they are shown escaped, never run."""
+    click.echo(escape_controls(str(text)), err=err)
+
+
 def err(text: str) -> None:
-    click.echo(text, err=True)
+    say(text, err=True)
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+    # json.dumps escapes C0 controls itself; C1 controls and bidirectional overrides
+    # would otherwise reach a terminal raw.
+    text = json.dumps(data, ensure_ascii=False, indent=None, default=str)
+    click.echo(_JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """User text placed inside rich markup: its brackets are not markup (a title
+    `[link=…]` must not become a link); `console()` escapes its control characters."""
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def console() -> Any:
+    """A rich console for people: every string it renders (table cells included) has
+    its control characters escaped; markup in our own strings still styles."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    class SafeConsole(Console):
+        def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
+            return super().render_str(escape_controls(text), *args, **kwargs)
+
+    return SafeConsole(highlight=False, soft_wrap=False)
 
 
 def json_option(function: F) -> F:

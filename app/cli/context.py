@@ -21,6 +21,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     project_option,
+    say,
 )
 
 
@@ -107,7 +108,7 @@ def context(
     if as_json:
         emit_json(assembled.to_dict())
     elif not copy:
-        click.echo(assembled.markdown)
+        say(assembled.markdown)
 
 
 def _read_error(error: str | None) -> str | None:
@@ -171,21 +172,21 @@ def predict(
 
 
 def _print_replay(report: dict[str, Any]) -> None:
-    click.echo(f"events: {report['event_count']}")
+    say(f"events: {report['event_count']}")
     if report["hit_rate"] is None:
-        click.echo("hit rate: — (the log has no `needed` fields)")
+        say("hit rate: — (the log has no `needed` fields)")
     else:
-        click.echo(f"hit rate (tiers 1–2): {report['hit_rate']:.1%}")
+        say(f"hit rate (tiers 1–2): {report['hit_rate']:.1%}")
         for kind, rate in report["by_event"].items():
-            click.echo(f"  {kind:16} {rate:.1%}")
+            say(f"  {kind:16} {rate:.1%}")
         if report["precision"] is not None:
-            click.echo(f"precision (needed / placed in tiers 1–2): {report['precision']:.1%}")
-    click.echo(
+            say(f"precision (needed / placed in tiers 1–2): {report['precision']:.1%}")
+    say(
         f"event → prediction: p50 {report['p50_ms']} ms, p95 {report['p95_ms']} ms; "
         f"assembly p95 {report['assemble_p95_ms']} ms"
     )
     if report["missing_files"]:
-        click.echo(f"files not found or not parsed: {report['missing_files']}")
+        say(f"files not found or not parsed: {report['missing_files']}")
 
 
 @cli.command()
@@ -214,7 +215,7 @@ def watch(state: CliState, paths: tuple[str, ...], duration: float | None, as_js
         if as_json:
             emit_json(line)
         else:
-            click.echo(_watch_line(line))
+            say(_watch_line(line))
         sys.stdout.flush()
 
     session = engram.watch_session(roots, report, notice=err)

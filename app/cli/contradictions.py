@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state
+from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state, say
 
 
 @cli.group()
@@ -57,7 +57,7 @@ def list_(state: CliState, show_all: bool, project: str | None, as_json: bool) -
     if not records:
         waiting = queued_count(store)["waiting"]
         tail = f"; {waiting} candidate pairs wait for `engram rem run --op contradictions`"
-        click.echo(
+        say(
             "no contradictions"
             + (" to resolve" if not show_all else "")
             + (tail if waiting else "")
@@ -65,7 +65,7 @@ def list_(state: CliState, show_all: bool, project: str | None, as_json: bool) -
         return
     memories = store.get_many({i for r in records for i in (r.a, r.b)})
     for record in records:
-        click.echo(_line(record, memories))
+        say(_line(record, memories))
 
 
 @contradictions.command(name="resolve")
@@ -102,9 +102,9 @@ def resolve_(
         return
     if resolution in ("a_wins", "b_wins"):
         winner, loser = (record.a, record.b) if resolution == "a_wins" else (record.b, record.a)
-        click.echo(
+        say(
             f"#{record.id}: {winner} holds; {loser} is superseded by it (kept; "
             "`engram search --mode deep` still finds it)"
         )
     else:
-        click.echo(f"#{record.id}: {resolution}" + (" (memories changed)" if changed else ""))
+        say(f"#{record.id}: {resolution}" + (" (memories changed)" if changed else ""))

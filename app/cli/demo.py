@@ -6,9 +6,17 @@ from __future__ import annotations
 from importlib import resources
 from typing import TYPE_CHECKING
 
-import click
-
-from app.cli.common import CliState, cli, console, emit_json, handle_errors, json_option, pass_state
+from app.cli.common import (
+    CliState,
+    cli,
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    pass_state,
+    say,
+    shown,
+)
 
 if TYPE_CHECKING:
     from app.composition import Engram
@@ -75,7 +83,7 @@ def demo(state: CliState, as_json: bool) -> None:
             for result in response.results:
                 b = result.breakdown
                 out.print(
-                    f"  {result.score:.2f}  [bold]{result.memory.title}[/bold]  "
+                    f"  {result.score:.2f}  [bold]{shown(result.memory.title)}[/bold]  "
                     f"[dim](dense {b.dense:.2f}, bm25 {b.lexical:.2f}, "
                     f"identifiers {b.identifier:.2f})[/dim]"
                 )
@@ -84,10 +92,10 @@ def demo(state: CliState, as_json: bool) -> None:
             f"[bold cyan]$ engram context -p demo-shop --error {DEMO_ERROR!r} "
             f"--budget {DEMO_CONTEXT_BUDGET}[/bold cyan]"
         )
-        click.echo(context.markdown + "\n")
+        say(context.markdown + "\n")
     finally:
         engram.close()
-    click.echo(
+    say(
         "Your own memories live in " + str(state.data_dir) + ". Try:\n"
         "  engram add 'We deploy with blue-green releases' --type decision -p myproj\n"
         "  engram search 'how do we deploy' -p myproj\n"

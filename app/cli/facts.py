@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state
+from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state, say
 
 
 @cli.group()
@@ -42,10 +42,10 @@ def list_command(
         emit_json({"facts": [f.to_dict() for f in found]})
         return
     if not found:
-        click.echo("no facts" + (" held then" if when else " yet (engram rem run --op facts)"))
+        say("no facts" + (" held then" if when else " yet (engram rem run --op facts)"))
     for fact in found:
         window = f"{(fact.valid_from or '')[:10]} → {(fact.valid_to or 'now')[:10]}"
-        click.echo(f"{fact.memory_id}: {fact.line()}  [{window}; {fact.extracted_by}]")
+        say(f"{fact.memory_id}: {fact.line()}  [{window}; {fact.extracted_by}]")
 
 
 @facts.command(name="set")
@@ -72,7 +72,7 @@ def set_command(
     if as_json:
         emit_json({"fact": fact.to_dict()})
     else:
-        click.echo(f"{memory_id}: {fact.line()}")
+        say(f"{memory_id}: {fact.line()}")
 
 
 @facts.command(name="delete")
@@ -86,4 +86,4 @@ def delete_command(state: CliState, memory_id: str) -> None:
 
     if not delete_fact(state.engram().store, memory_id):
         raise NotFoundError(f"memory {memory_id!r} has no fact")
-    click.echo(f"{memory_id}: fact removed")
+    say(f"{memory_id}: fact removed")

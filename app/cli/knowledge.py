@@ -19,6 +19,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     project_option,
+    say,
 )
 from services.errors import NotFoundError, UserInputError
 
@@ -108,7 +109,7 @@ def project_context_save(
         emit_json({"context": saved.to_dict(), "snapshot": entry.to_dict()})
         return
     delta = entry.catalogue_delta
-    click.echo(
+    say(
         f"saved the context of {saved.project} (snapshot {entry.id}; catalogue "
         f"+{len(delta['added'])} -{len(delta['removed'])} ~{len(delta['changed'])}, "
         f"sha256 {entry.catalogue_sha256[:12]})"
@@ -130,21 +131,21 @@ def project_context_show(state: CliState, project: str, as_json: bool) -> None:
     if as_json:
         emit_json(context.to_dict())
         return
-    click.echo(f"{context.project} (saved {context.updated_at})")
+    say(f"{context.project} (saved {context.updated_at})")
     if context.notes:
-        click.echo("\n" + context.notes)
+        say("\n" + context.notes)
     for title, items in (
         ("active files", context.active_files),
         ("todos", context.todos),
         ("decisions", context.decisions),
     ):
         if items:
-            click.echo(f"\n{title}:")
+            say(f"\n{title}:")
             for item in items:
-                click.echo(f"  - {item}")
+                say(f"  - {item}")
     if context.catalogue:
-        click.echo("\ncatalogue:")
-        click.echo(json.dumps(context.catalogue, ensure_ascii=False, indent=2, sort_keys=True))
+        say("\ncatalogue:")
+        say(json.dumps(context.catalogue, ensure_ascii=False, indent=2, sort_keys=True))
 
 
 @cli.command(name="context-history")
@@ -187,7 +188,7 @@ def context_history(
         entry = entries[index]
         delta = entry.catalogue_delta
         before = entries[index - 1] if index else None
-        click.echo(
+        say(
             f"#{entry.id} {entry.saved_at}  catalogue +{len(delta['added'])} "
             f"-{len(delta['removed'])} ~{len(delta['changed'])} "
             f"(sha256 {entry.catalogue_sha256[:12]})"
@@ -199,16 +200,16 @@ def context_history(
         ):
             for item in now:
                 if item not in was:
-                    click.echo(f"  + {title}: {item}")
+                    say(f"  + {title}: {item}")
             for item in was:
                 if item not in now:
-                    click.echo(f"  - {title}: {item}")
+                    say(f"  - {title}: {item}")
         if before is not None and entry.notes != before.notes:
-            click.echo("  notes changed")
+            say("  notes changed")
         if with_catalogue and catalogues is not None:
             text = json.dumps(catalogues[index], ensure_ascii=False, sort_keys=True)
-            click.echo(f"  catalogue: {text}")
-    click.echo(
+            say(f"  catalogue: {text}")
+    say(
         f"{len(shown)} of {len(entries)} snapshots; catalogue hashes "
         + ("verified" if verified else "DO NOT MATCH (see the warning)")
     )
@@ -264,7 +265,7 @@ def lesson_add(
     if as_json:
         emit_json(_lesson_json(added))
     else:
-        click.echo(f"stored lesson {added.memory_id} (v{added.version})")
+        say(f"stored lesson {added.memory_id} (v{added.version})")
 
 
 @lesson.command(name="refine")
@@ -307,7 +308,7 @@ def lesson_refine(
     if as_json:
         emit_json(_lesson_json(refined))
     else:
-        click.echo(f"refined lesson {refined.memory_id} to v{refined.version}")
+        say(f"refined lesson {refined.memory_id} to v{refined.version}")
 
 
 @lesson.command(name="versions")
@@ -327,9 +328,9 @@ def lesson_versions(state: CliState, memory_id: str, as_json: bool) -> None:
 
     for version in found:
         mark = " (current)" if version.current else ""
-        click.echo(f"v{version.version}{mark}  {version.saved_at}  {version.reason or ''}")
+        say(f"v{version.version}{mark}  {version.saved_at}  {version.reason or ''}")
         parts = LessonParts(version.trigger, version.action, version.rationale)
-        click.echo(f"  {render(parts)[1]}")
+        say(f"  {render(parts)[1]}")
 
 
 @lesson.command(name="export-pairs")
@@ -362,7 +363,7 @@ def lesson_export_pairs(
     if as_json:
         emit_json({"exported": len(pairs), "file": str(out)})
     else:
-        click.echo(f"exported {len(pairs)} preference pairs to {out}")
+        say(f"exported {len(pairs)} preference pairs to {out}")
 
 
 @lesson.command(name="backfill")
@@ -378,4 +379,4 @@ def lesson_backfill(state: CliState, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_dict())
     else:
-        click.echo(f"backfilled {report.lessons} lessons ({report.versions} version records)")
+        say(f"backfilled {report.lessons} lessons ({report.versions} version records)")

@@ -15,6 +15,8 @@ from app.cli.common import (
     handle_errors,
     json_option,
     pass_state,
+    say,
+    shown,
 )
 from services.filters import MemoryFilter
 
@@ -33,7 +35,7 @@ def cleanup(state: CliState, force_decay: bool, as_json: bool) -> None:
         )
         return
     decay = f"decayed {report.decayed} unused memories" if report.decay_ran else "decay not due yet"
-    click.echo(f"{decay}; archived {report.archived}")
+    say(f"{decay}; archived {report.archived}")
 
 
 @cli.command()
@@ -54,9 +56,7 @@ def reindex(state: CliState, as_json: bool) -> None:
     if as_json:
         emit_json({"memories": total, "embedded": embedded, "model": engram.embedder.model_id})
     else:
-        click.echo(
-            f"reindexed {total} memories ({embedded} embedded with {engram.embedder.model_id})"
-        )
+        say(f"reindexed {total} memories ({embedded} embedded with {engram.embedder.model_id})")
 
 
 def _stats(state: CliState) -> dict[str, Any]:
@@ -90,11 +90,11 @@ def stats(state: CliState, as_json: bool) -> None:
         return
     out = console()
     out.print(
-        f"[bold]{data['memories']}[/bold] memories in {data['data_dir']} "
+        f"[bold]{data['memories']}[/bold] memories in {shown(str(data['data_dir']))} "
         f"({data['waiting_for_embedding']} waiting for embedding)"
     )
     for key in ("by_project", "by_type", "by_tier"):
-        pairs = ", ".join(f"{k}: {v}" for k, v in sorted(data[key].items()))
+        pairs = shown(", ".join(f"{k}: {v}" for k, v in sorted(data[key].items())))
         out.print(f"  {key.replace('_', ' ')}: {pairs or '-'}")
     known = data["knowledge"]
     out.print(
@@ -110,7 +110,7 @@ def stats(state: CliState, as_json: bool) -> None:
         latency = searches["latency_ms"]
         out.print(
             f"  latency p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms; "
-            f"empty: {searches['empty_searches']}; flags: {searches['flags'] or '-'}"
+            f"empty: {searches['empty_searches']}; flags: {shown(str(searches['flags'] or '-'))}"
         )
 
 
@@ -153,7 +153,7 @@ def config_get(state: CliState, key: str, as_json: bool) -> None:
     if as_json:
         emit_json({"key": key, "value": value})
     else:
-        click.echo(value)
+        say(value)
 
 
 @config.command(name="set")
@@ -174,7 +174,7 @@ def config_set(state: CliState, key: str, value: str, as_json: bool) -> None:
     if as_json:
         emit_json({"key": key, "value": stored})
     else:
-        click.echo(f"{key} = {stored}")
+        say(f"{key} = {stored}")
 
 
 @config.command(name="set-key")
@@ -190,7 +190,7 @@ def config_set_key(state: CliState, name: str, as_json: bool) -> None:
     if as_json:
         emit_json({"stored": name, "where": "keyring"})
     else:
-        click.echo(f"stored the key for {name} in the system keyring")
+        say(f"stored the key for {name} in the system keyring")
 
 
 @cli.command()
@@ -207,17 +207,17 @@ def embed(state: CliState, quiet: bool, wait: bool, as_json: bool) -> None:
     with embedding_lock(state.data_dir, wait=wait) as held:
         if not held:
             if not quiet:
-                click.echo("another embedder is already running for this data folder")
+                say("another embedder is already running for this data folder")
             return
         engram.start_up()
         done = engram.service.catch_up()
         change = engram.model_change()
         if change is not None:
             if not quiet:
-                click.echo(f"re-embedding with {engram.target_embedder.model_id}…")
+                say(f"re-embedding with {engram.target_embedder.model_id}…")
             change.run()
     waiting = engram.store.pending_count(engram.embedder.model_id)
     if as_json:
         emit_json({"embedded": done, "waiting": waiting})
     elif not quiet:
-        click.echo(f"embedded {done} memories; {waiting} still waiting")
+        say(f"embedded {done} memories; {waiting} still waiting")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state
+from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state, say
 
 
 @cli.group()
@@ -35,8 +35,8 @@ def show(state: CliState, as_json: bool) -> None:
     if as_json:
         emit_json({"consent": consent, "fields": fields})
         return
-    click.echo(f"consent: {'on' if consent else 'off'}")
-    click.echo(render_profile(fields) or "(no profile)")
+    say(f"consent: {'on' if consent else 'off'}")
+    say(render_profile(fields) or "(no profile)")
 
 
 @profile.command(name="set")
@@ -53,7 +53,7 @@ def set_field(state: CliState, field: str, text: str) -> None:
     fields = store.load()
     fields[field] = text
     store.save(fields, engram.settings.get_bool("profile.consent"))
-    click.echo(f"saved {field}")
+    say(f"saved {field}")
 
 
 @profile.command(name="consent")
@@ -68,10 +68,10 @@ def consent(state: CliState, switch: str, yes: bool) -> None:
     engram = state.engram(catch_up=False)
     if switch == "on":
         engram.settings.set("profile.consent", True)
-        click.echo("profile consent on: the profile may be kept and put into context")
+        say("profile consent on: the profile may be kept and put into context")
         return
     if not yes and not click.confirm("Revoke consent and delete your profile?", default=False):
         raise click.Abort()
     ProfileStore(engram.service).revoke()
     engram.settings.set("profile.consent", False)
-    click.echo("profile consent off: the profile and its vectors were deleted")
+    say("profile consent off: the profile and its vectors were deleted")

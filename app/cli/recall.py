@@ -18,6 +18,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     project_option,
+    shown,
 )
 
 
@@ -71,11 +72,11 @@ def _answerer(state: CliState, project: str | None, use_llm: bool) -> Any:
 def _print(answer: Any, reason: bool) -> None:
     out = console()
     if not answer.temporal_question:
-        out.print(answer.answer)
+        out.print(shown(answer.answer))
         for memory in answer.matches:
-            out.print(f"  [bold]{memory.title}[/bold]  [dim]{memory.id}[/dim]")
+            out.print(f"  [bold]{shown(memory.title)}[/bold]  [dim]{memory.id}[/dim]")
         return
-    out.print(f"[bold]{answer.answer}[/bold]")
+    out.print(f"[bold]{shown(answer.answer)}[/bold]")
     out.print(
         f"[dim]confidence {answer.confidence:.2f}"
         + (" · inference needed" if answer.inference_needed else "")
@@ -84,14 +85,14 @@ def _print(answer: Any, reason: bool) -> None:
     )
     for memory_id in answer.sources:
         text = answer.rendered.get(memory_id)
-        out.print(f"  [dim]{memory_id}[/dim]" + (f": {text}" if text else ""))
+        out.print(f"  [dim]{memory_id}[/dim]" + (f": {shown(text)}" if text else ""))
     if reason:
         out.print("reasoning:")
         for step in answer.reasoning:
-            out.print(f"  - {step}")
+            out.print(f"  - {shown(step)}")
         for r in answer.resolutions:
             end = f" to {r['resolved_end']}" if r["resolved_end"] else ""
-            out.print(f"  - {r['memory_id']}: '{r['phrase']}' → {r['resolved']}{end}")
+            out.print(f"  - {r['memory_id']}: '{shown(r['phrase'])}' → {r['resolved']}{end}")
 
 
 @cli.command()

@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, err, handle_errors, json_option, pass_state
+from app.cli.common import (
+    CliState,
+    cli,
+    emit_json,
+    err,
+    handle_errors,
+    json_option,
+    pass_state,
+    say,
+)
 
 
 def _context(state: CliState, project: str | None = None, as_of: str | None = None) -> Any:
@@ -74,11 +83,11 @@ def run(
     for report in reports:
         status = f"failed: {report.error}" if report.error else f"{len(report.findings)} findings"
         applied = f", {report.applied} applied" if auto else ""
-        click.echo(f"{report.op}: {status}{applied} ({report.seconds:.2f} s)")
+        say(f"{report.op}: {status}{applied} ({report.seconds:.2f} s)")
         if report.outcome is not None and report.changes:
-            click.echo(f"  {report.outcome.describe()}")
+            say(f"  {report.outcome.describe()}")
         for finding in report.findings[:20]:
-            click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
+            say(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
 
 
 @rem.command(name="status")
@@ -95,7 +104,7 @@ def status(state: CliState, as_json: bool) -> None:
         return
     for due in dues:
         mark = "due" if due.due else "not due"
-        click.echo(f"{due.op:12} {mark:8} {due.reason} (last run: {due.last_run or 'never'})")
+        say(f"{due.op:12} {mark:8} {due.reason} (last run: {due.last_run or 'never'})")
 
 
 @rem.command(name="report")
@@ -126,17 +135,17 @@ def report(state: CliState, as_json: bool) -> None:
         return
     for op, run_info in sorted(runs.items()):
         outcome = f"{run_info['status']}, {run_info['findings']} findings"
-        click.echo(f"{op}: last run {run_info['at']} ({outcome})")
+        say(f"{op}: last run {run_info['at']} ({outcome})")
         if run_info["changes"]:
-            click.echo(f"  {describe_changes(op, run_info['changes'])}")
+            say(f"  {describe_changes(op, run_info['changes'])}")
     if communities:
-        click.echo(f"{len(communities)} communities; the largest:")
+        say(f"{len(communities)} communities; the largest:")
         for community in communities[:5]:
             line = f"{community['id']} ({community['project']}, {community['size']} memories)"
-            click.echo(f"  {line}: {community['label']}")
-    click.echo(f"{len(pending)} findings wait for you" + (": engram rem review" if pending else ""))
+            say(f"  {line}: {community['label']}")
+    say(f"{len(pending)} findings wait for you" + (": engram rem review" if pending else ""))
     for finding in pending:
-        click.echo(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
+        say(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
 
 
 @rem.command(name="review")
@@ -155,30 +164,30 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
     given = dict(item.split("=", 1) for item in answers if "=" in item)
     pending = [f for f in findings.pending() if not given or f.id in given]
     if not pending:
-        click.echo("nothing to review")
+        say("nothing to review")
         return
     for number, finding in enumerate(pending, 1):
         if finding.id in given:
             choice = given[finding.id]
         else:
-            click.echo(f"\n[{number}/{len(pending)}] {finding.kind}: {finding.summary}")
+            say(f"\n[{number}/{len(pending)}] {finding.kind}: {finding.summary}")
             proposed = finding.proposal()
             if proposed is not None:
-                click.echo(f"  proposed: {proposed[0]}")
-                click.echo("    " + proposed[1].replace("\n", "\n    "))
+                say(f"  proposed: {proposed[0]}")
+                say("    " + proposed[1].replace("\n", "\n    "))
             for memory_id in finding.memory_ids:
                 memory = context.service.store.get(memory_id)
-                click.echo(f"  - {memory_id} ({memory.type.value}): {memory.content[:160]}")
+                say(f"  - {memory_id} ({memory.type.value}): {memory.content[:160]}")
             for option in finding.options:
                 mark = " (recommended)" if option.name == finding.recommended else ""
-                click.echo(f"  {option.name}{mark}: {option.action}")
+                say(f"  {option.name}{mark}: {option.action}")
             names = [o.name for o in finding.options]
             try:
                 choice = click.prompt(
                     "choose", type=click.Choice(names), default=finding.recommended
                 )
             except click.Abort:  # Ctrl-D / Ctrl-C: stop here; what was answered stays
-                click.echo(f"\nstopped; {len(pending) - number + 1} findings still wait")
+                say(f"\nstopped; {len(pending) - number + 1} findings still wait")
                 return
         changed = answer(context.service, findings, finding, choice)
-        click.echo(f"{finding.id}: {choice}" + (" (applied)" if changed else ""))
+        say(f"{finding.id}: {choice}" + (" (applied)" if changed else ""))

@@ -18,6 +18,7 @@ from app.cli.common import (
     handle_errors,
     json_option,
     pass_state,
+    shown,
 )
 from app.cli.memories import build_filter, filter_options
 from services.errors import Problem, ValidationFailed
@@ -163,10 +164,10 @@ def search(
         memory, b = result.memory, result.breakdown
         why = f"dense {b.dense:.2f} · bm25 {b.lexical:.2f} · ident {b.identifier:.2f}"
         if b.matched_identifiers:
-            why += " (" + ", ".join(b.matched_identifiers) + ")"
-        out.print(f"{rank:>2}. [bold]{memory.title}[/bold]  [dim]{memory.id}[/dim]")
+            why += " (" + shown(", ".join(b.matched_identifiers)) + ")"
+        out.print(f"{rank:>2}. [bold]{shown(memory.title)}[/bold]  [dim]{memory.id}[/dim]")
         out.print(
-            f"    {memory.type.value} · {memory.project or '-'} · "
+            f"    {memory.type.value} · {shown(memory.project or '-')} · "
             f"{memory.created_at[:10]} · score {result.score:.3f} = {why}"
         )
         if result.outdated_by:

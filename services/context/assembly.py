@@ -24,6 +24,7 @@ from services.activity.signals import ActivityKind
 from services.errors import UserInputError
 from services.memory import Memory
 from services.text import words
+from services.text.controls import strip_controls
 from services.tokens import TokenCounter, count_tokens
 
 if TYPE_CHECKING:
@@ -126,12 +127,14 @@ def render_memory(memory: Memory, level: Level) -> str:
     label = f"{memory.type.value} · {memory.id}"
     if level is Level.FULL:
         body = memory.content.strip().replace("\n", "\n  ")
-        return f"- **{memory.title}** ({label})\n  {body}"
-    if level is Level.SUMMARY:
-        return f"- **{memory.title}** ({label}): {derived_summary(memory)}"
-    if level is Level.COMPRESSED:
-        return f"- {label}: {derived_compressed(memory)}"
-    return f"- {memory.id}: {derived_index(memory)}"
+        line = f"- **{memory.title}** ({label})\n  {body}"
+    elif level is Level.SUMMARY:
+        line = f"- **{memory.title}** ({label}): {derived_summary(memory)}"
+    elif level is Level.COMPRESSED:
+        line = f"- {label}: {derived_compressed(memory)}"
+    else:
+        line = f"- {memory.id}: {derived_index(memory)}"
+    return strip_controls(line)
 
 
 # --- output --------------------------------------------------------------------------------
@@ -299,7 +302,11 @@ class ContextAssembler:
             focus.append(f"branch `{prediction.branch}`")
         header = "# Engram context" + (f" — {', '.join(focus)}" if focus else "")
         inner = f"{header}\n\n{body}" if body else header
-        return f"<engram-context {' '.join(attributes)}>\n{inner}\n</engram-context>"
+        # Memories are stripped as they are rendered; the profile, warnings and names
+        # in the header are user text too.
+        return strip_controls(
+            f"<engram-context {' '.join(attributes)}>\n{inner}\n</engram-context>"
+        )
 
     def _fill_tier(
         self,
