@@ -77,6 +77,12 @@ class EmbeddingState(SqliteStore):
             ).execute()
             MemoryRow.update(staged_model=None).execute()
 
+    def forget_vectors(self) -> None:
+        """Every memory waits for embedding again, by every model (the vector index was
+        lost: a model change in progress starts over too)."""
+        with self.writing():
+            MemoryRow.update(embedded_model=None, staged_model=None).execute()
+
     def clear_embedded(self) -> None:
         with self.writing():
             MemoryRow.update(embedded_model=None).execute()

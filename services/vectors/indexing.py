@@ -6,25 +6,34 @@ is removed), rebuilds everything on `reindex`, and carries out a change of embed
 model step by step while the old vectors keep serving. A failing embedder or vector
 store never loses a record: it stays queued (`embedded_model IS NULL`) and is embedded
 later.
+
+A damaged local index is set aside by `VectorIndex` and every memory queued again (the
+user told once, through `notice`). Reconcile never deletes vectors wholesale: when most
+of the index (or any of it, with no records at all) has no record, the database is more
+likely damaged or replaced than the vectors stray, so they are kept and it says why.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from services.errors import EmbedderUnavailable, VectorStoreUnavailable
 from services.memory import Memory
 from services.storage.memories import MAX_CHUNK_VECTORS, MemoryStore
 from services.vectors.embeddings.base import Embedder
-from services.vectors.index import VectorIndex, VectorItem
+from services.vectors.index import VectorIndex, VectorIndexDamaged, VectorItem
 
 log = logging.getLogger(__name__)
 ACTIVE_MODEL_KEY = "embedder.active_model"
 ACTIVE_CONFIG_KEY = "embedder.active_config"
 DIMENSION_KEY = "embedder.active_dimension"
+# Reconcile deletes orphan vectors only when they are at most this many, or at most half
+# of the index: more means the records, not the vectors, are what went wrong.
+ORPHANS_ALWAYS_REMOVED = 10
 
 
 @dataclass(frozen=True)
@@ -33,17 +42,51 @@ class ReconcileReport:
     orphans_removed: int = 0
     fts_rebuilt: bool = False
     embedded: int = 0
+    orphans_kept: int = 0  # orphans not deleted: the database looks emptied or replaced
+    set_aside: Path | None = None  # where a damaged vector index was moved
 
 
 def memory_embedding_text(memory: Memory) -> str:
     return f"{memory.title}\n{memory.content}"
 
 
+def damage_notice(moved: Path, waiting: int) -> str:
+    return (
+        f"the vector index was damaged; set aside as {moved} and rebuilt from the database "
+        f"({waiting} memories re-embedding; until then they are found by keywords)"
+    )
+
+
+def orphans_kept_notice(orphans: int, indexed: int, records: int) -> str:
+    return (
+        f"kept {orphans} of {indexed} vectors whose memories are not in the database "
+        f"({records} memories there): the database may be damaged or replaced, so nothing "
+        "was deleted; see `engram salvage` and `engram restore`, or run `engram reindex` "
+        "if the database is right"
+    )
+
+
 class Indexer:
-    def __init__(self, store: MemoryStore, vectors: VectorIndex, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        vectors: VectorIndex,
+        embedder: Embedder,
+        notice: Callable[[str], None] = log.warning,
+    ) -> None:
         self.store = store
         self.vectors = vectors
         self.embedder = embedder
+        self.notice = notice  # what the user must be told (the CLI prints it)
+        self._set_aside: Path | None = None
+        if vectors.on_set_aside is None:  # the first indexer (not a model change's helper)
+            vectors.on_set_aside = self._requeue_all
+
+    def _requeue_all(self, moved: Path) -> None:
+        """The index was set aside: every memory waits for a vector again."""
+        self._set_aside = moved
+        self.store.forget_vectors()
+        self.notice(damage_notice(moved, self.store.count()))
 
     @property
     def model_id(self) -> str:
@@ -77,8 +120,13 @@ class Indexer:
         for start in range(0, len(memories), batch_size):
             batch = memories[start : start + batch_size]
             try:
-                for project, items in self._items(batch, self.embedder).items():
-                    self.vectors.upsert(self.model_id, project, items)
+                items = self._items(batch, self.embedder)
+                try:
+                    self._upsert(items)
+                except VectorIndexDamaged as damaged:
+                    if damaged.set_aside_as is None:
+                        raise
+                    self._upsert(items)  # into the fresh, empty index
             except (EmbedderUnavailable, VectorStoreUnavailable) as error:
                 log.warning("embedding postponed for %d memories: %s", len(memories) - done, error)
                 return done
@@ -89,6 +137,10 @@ class Indexer:
         if done and self.store.meta_get(DIMENSION_KEY) is None:
             self.store.meta_set(DIMENSION_KEY, str(self.embedder.dimension))
         return done
+
+    def _upsert(self, items: dict[str | None, list[VectorItem]]) -> None:
+        for project, project_items in items.items():
+            self.vectors.upsert(self.model_id, project, project_items)
 
     def process_pending(self, limit: int | None = None, batch_size: int = 256) -> int:
         """Embed queued records (oldest first), up to `limit`; returns how many."""
@@ -111,7 +163,8 @@ class Indexer:
             log.warning("vector of %s left behind (removed at next start): %s", memory.id, error)
 
     def reconcile(self) -> ReconcileReport:
-        """Cheap start-up check; does a full comparison only when counts disagree."""
+        """Cheap start-up check; does a full comparison only when counts disagree. A
+        damaged index is set aside and every memory queued again."""
         fts_rebuilt = False
         if self.store.fts_available() and self.store.fts_row_count() != self.store.count():
             log.warning("lexical index out of step with the records: rebuilding it")
@@ -122,6 +175,10 @@ class Indexer:
                 return ReconcileReport(fts_rebuilt=fts_rebuilt)
             in_index = self.vectors.memory_ids(self.model_id)
         except VectorStoreUnavailable as error:
+            if isinstance(error, VectorIndexDamaged) and error.set_aside_as is not None:
+                return ReconcileReport(
+                    queued=self.store.count(), fts_rebuilt=fts_rebuilt, set_aside=self._set_aside
+                )
             log.warning("cannot reconcile vectors: %s", error)
             return ReconcileReport(fts_rebuilt=fts_rebuilt)
         embedded = self.store.embedded_ids(self.model_id)
@@ -129,12 +186,16 @@ class Indexer:
         missing = embedded - indexed
         if missing:
             self.store.mark_embedded(sorted(missing), None)
-        orphans = 0
-        for name, ids in in_index.items():
-            stray = sorted(ids - embedded)
+        strays = {name: sorted(ids - embedded) for name, ids in in_index.items()}
+        orphans = sum(len(ids) for ids in strays.values())
+        if orphans and self._orphans_look_like_lost_records(orphans, len(indexed)):
+            self.notice(orphans_kept_notice(orphans, len(indexed), self.store.count()))
+            return ReconcileReport(
+                queued=len(missing), orphans_kept=orphans, fts_rebuilt=fts_rebuilt
+            )
+        for name, stray in strays.items():
             if stray:
                 self.vectors.delete_ids_in(name, stray)
-                orphans += len(stray)
         if missing or orphans:
             log.warning(
                 "reconciled vectors: %d queued for embedding, %d orphans removed",
@@ -145,11 +206,26 @@ class Indexer:
             queued=len(missing), orphans_removed=orphans, fts_rebuilt=fts_rebuilt
         )
 
+    def _orphans_look_like_lost_records(self, orphans: int, indexed: int) -> bool:
+        """More than a handful of orphans making up more than half the index, or any with
+        no records at all: an emptied, truncated or replaced database, not stray vectors."""
+        if self.store.count() == 0:
+            return True
+        return orphans > ORPHANS_ALWAYS_REMOVED and orphans * 2 > indexed
+
     def reindex(self) -> int:
-        """Rebuild both indexes from SQLite; returns how many memories were embedded."""
+        """Rebuild both indexes from SQLite; returns how many memories were embedded.
+        A damaged index is set aside (not dropped); with no records at all the vectors
+        are kept (an emptied database must not cost them)."""
         self.store.rebuild_fts()
+        if self.store.count() == 0:
+            log.warning("no memories in the database: the vector index is left as it is")
+            return 0
         try:
             self.vectors.drop_model(self.model_id)
+        except VectorIndexDamaged as damaged:
+            if damaged.set_aside_as is None:
+                log.warning("could not set the damaged vector index aside: %s", damaged)
         except VectorStoreUnavailable as error:
             log.warning("could not drop old vectors: %s", error)
         self.store.clear_embedded()
