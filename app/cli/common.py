@@ -44,6 +44,7 @@ class CliState:
             from app.composition import open_engram
 
             self._engram = open_engram(self.data_dir)
+            self._engram.indexer.notice = err  # e.g. a damaged vector index set aside
             if catch_up:
                 engram = self._engram
                 with self.vector_access() as held:
