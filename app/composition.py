@@ -29,6 +29,8 @@ from services.memories.lifecycle import Lifecycle, LifecyclePolicy
 from services.memories.service import MemoryService
 from services.memory import Memory
 from services.search.retrieval import HybridRetriever, SearchResponse, Weights
+from services.storage.backup import backup_if_due as write_backup_if_due
+from services.storage.database import check_not_emptied
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetricsLog
 from services.vectors.embeddings.base import Embedder
@@ -160,9 +162,28 @@ class Engram:
             return None
         return ModelChange(self.store, self.vectors, self.target_embedder, self.target_config)
 
+    @property
+    def read_only(self) -> bool:
+        """The data folder or database cannot be written: reads work, writes say why."""
+        return self.store.read_only
+
     def start_up(self) -> ReconcileReport:
-        """Reconcile the indexes with the records (cheap unless they disagree)."""
+        """Reconcile the indexes with the records (cheap unless they disagree); a
+        read-only store is left as it is."""
+        if self.read_only:
+            return ReconcileReport()
         return self.indexer.reconcile()
+
+    def backup_if_due(self) -> Path | None:
+        """An automatic backup of the database when the newest is older than
+        `backup.interval_hours` (and `backup.keep` is not 0); None when none was due."""
+        if self.read_only:
+            return None
+        return write_backup_if_due(
+            self.store.path,
+            self.settings.get_int("backup.keep"),
+            self.settings.get_float("backup.interval_hours"),
+        )
 
     def llm_runner(
         self, *, auto_unload: bool = True, cancel: threading.Event | None = None
@@ -235,7 +256,8 @@ class Engram:
         )
 
     def close(self) -> None:
-        self.metrics.flush()
+        if not self.read_only:
+            self.metrics.flush()
         self.retriever.close()
         self.vectors.close()
         self.store.close()
@@ -281,6 +303,8 @@ def open_engram(
     active = _serving_embedder(store, target, target_config, serving)
     indexer = Indexer(store, vectors, active)
     metrics = SearchMetricsLog(settings.get_int("metrics.retention_days"))
+    if store.read_only:
+        metrics.batch_size = sys.maxsize  # nothing can be written: metrics are not kept
     retriever = HybridRetriever(
         store,
         vectors,
@@ -315,13 +339,18 @@ def open_engram(
 
 
 def _open_store(settings: Settings, data_dir: Path) -> MemoryStore:
+    """The store; a database emptied to 0 bytes where one existed (backups or vectors
+    beside it) is refused as damaged rather than taken for a new, empty one."""
     busy_timeout_ms = settings.get_int("store.busy_timeout_ms")
     chunking = settings.get_bool("chunking.enabled")
+    path = data_dir / DATABASE_FILE
+    check_not_emptied(path, data_dir / CHROMA_FOLDER)
     return MemoryStore(
-        data_dir / DATABASE_FILE,
+        path,
         busy_timeout_ms=busy_timeout_ms,
         write_wait_s=settings.get_float("store.write_wait_s"),
         max_chunk_tokens=settings.get_int("chunking.max_tokens") if chunking else NO_CHUNKS,
+        backup_keep=settings.get_int("backup.keep"),
     )
 
 
@@ -332,6 +361,8 @@ def _serving_embedder(
     stored vectors were made by another model that the stored configuration can still
     build — then that one, until the change of model completes (`Engram.model_change`)."""
     active = store.meta_get(ACTIVE_MODEL_KEY)
+    if active is None and store.read_only:
+        return target
     if active is None:
         store.meta_set(ACTIVE_MODEL_KEY, target.model_id)
         store.meta_set(ACTIVE_CONFIG_KEY, target_config)

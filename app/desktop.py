@@ -7,7 +7,9 @@ through the task runner, never on the UI thread; none touches a widget.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,12 +21,14 @@ from app.composition import Engram, open_engram
 from services.activity.prediction import Prediction, PredictiveEngine, with_search_results
 from services.activity.signals import Signal, SignalKind
 from services.context.assembly import AssembledContext, Level, render_memory
+from services.errors import EnvironmentProblem
 from services.filters import MemoryFilter
 from services.knowledge.profile import ProfileStore
 from services.memory import Memory
 from services.search.retrieval import RetrieverKind, SearchResult
 from services.types import UsageEvent
 
+log = logging.getLogger(__name__)
 SEARCH_LIMIT = 12
 
 
@@ -53,19 +57,42 @@ class Replacement:
         return f"{names} {verb}: replaced by {self.winner.id} (kept as history)"
 
 
+BACKUP_CHECK_S = 600.0  # how often the services' users look whether a backup is due
+
+
 class Desktop:
     def __init__(self, data_dir: Path, engram: Engram | None = None) -> None:
         self.data_dir = data_dir
         self._engram = engram
         self._engine: PredictiveEngine | None = None
         self._lock = threading.Lock()
+        self._next_backup_check = 0.0
 
     @property
     def engram(self) -> Engram:
+        """The services, opened on first use. Every use (always on the task runner's
+        worker thread) may first write the daily backup: the first use after
+        `backup.interval_hours` has passed writes one, looking at most every 10 minutes,
+        so a running app that is used (a search, the idle consolidation) keeps a
+        recent backup and one left untouched writes none it does not need."""
         with self._lock:
             if self._engram is None:
                 self._engram = open_engram(self.data_dir)
-            return self._engram
+            engram = self._engram
+            if time.monotonic() >= self._next_backup_check:
+                self._next_backup_check = time.monotonic() + BACKUP_CHECK_S
+                self._back_up_if_due(engram)
+            return engram
+
+    @staticmethod
+    def _back_up_if_due(engram: Engram) -> None:
+        try:
+            written = engram.backup_if_due()
+        except (EnvironmentProblem, OSError) as error:
+            log.warning("the automatic backup failed: %s", error)
+            return
+        if written is not None:
+            log.info("backed up the database to %s", written)
 
     @property
     def engine(self) -> PredictiveEngine:

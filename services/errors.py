@@ -31,6 +31,19 @@ class StoreUnavailable(EnvironmentProblem):
     """The SQLite store cannot be opened or written (read-only, locked, corrupt)."""
 
 
+class StoreDamaged(StoreUnavailable):
+    """The SQLite file is damaged (not a database, malformed, emptied): memories may be
+    lost, so the message never says they are intact; it names salvage and a backup."""
+
+
+class StoreReadOnly(StoreUnavailable):
+    """The data folder or the database cannot be written; reading still works."""
+
+
+class DiskFull(StoreUnavailable):
+    """The disk holding the data is full; the write was rolled back whole."""
+
+
 class EmbedderUnavailable(EnvironmentProblem):
     """The embedding model cannot be loaded or reached."""
 

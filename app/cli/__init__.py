@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 from app.cli import (  # noqa: F401
+    backup,
     context,
     contradictions,
     demo,

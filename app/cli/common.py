@@ -39,19 +39,40 @@ class CliState:
         return resolve_data_dir(self.data_dir_option)
 
     def engram(self, catch_up: bool = True) -> Engram:
-        """Open the services once; reconcile the indexes with the records."""
+        """Open the services once; reconcile the indexes with the records and write the
+        automatic backup when one is due. A read-only data folder opens for reading:
+        nothing is written at start, and a write names the command it refused."""
         if self._engram is None:
             from app.composition import open_engram
 
-            self._engram = open_engram(self.data_dir)
-            self._engram.indexer.notice = err  # e.g. a damaged vector index set aside
+            self._engram = engram = open_engram(self.data_dir)
+            engram.indexer.notice = err  # e.g. a damaged vector index set aside
+            context = click.get_current_context(silent=True)
+            if context is not None:
+                engram.store.write_action = " ".join(context.command_path.split()[1:]) or "write"
+            if engram.read_only:
+                return engram
+            self.back_up_if_due()
             if catch_up:
-                engram = self._engram
                 with self.vector_access() as held:
                     if held:
                         engram.start_up()
                 self.embed_waiting()
         return self._engram
+
+    def back_up_if_due(self) -> None:
+        """The CLI's automatic backup: at most once per `backup.interval_hours`, by the
+        first command after it has passed (the desktop app does the same). A backup
+        that fails is said, and the command goes on."""
+        from services.errors import EnvironmentProblem
+
+        try:
+            written = self.engram().backup_if_due()
+        except (EnvironmentProblem, OSError) as error:
+            err(f"warning: the automatic backup failed: {error}")
+            return
+        if written is not None and self.verbose:
+            err(f"backed up the database to {written}")
 
     def embed_waiting(self) -> None:
         """Embed waiting records: a few inline, many in a background process."""
@@ -88,6 +109,9 @@ class CliState:
         write vectors now (else a background embedder is writing them)."""
         from app.background import embedding_lock
 
+        if self._engram is not None and self._engram.read_only:
+            yield False  # a read-only folder holds no lock; the write itself says why not
+            return
         with embedding_lock(self.data_dir) as held:
             yield held
 

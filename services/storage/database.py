@@ -7,7 +7,9 @@ the one open database of a process.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import random
 import sqlite3
 import sys
@@ -19,12 +21,20 @@ from typing import Any, TypeVar
 
 import peewee as pw
 
-from services.errors import StoreUnavailable
-from services.storage.migrations import migrate
+from services.errors import DiskFull, StoreDamaged, StoreReadOnly, StoreUnavailable
+from services.storage.backup import (
+    BACKUP_FOLDER,
+    memory_count,
+    newest_backup,
+    read_only_uri,
+    write_backup,
+)
+from services.storage.migrations import migrate, pending_migrations
 
 log = logging.getLogger(__name__)
 WRITE_WAIT_S = 60.0  # how long a write waits for other writers before it gives up
 WRITE_WAIT_SAY_S = 3.0  # from when the wait is worth saying
+DEFAULT_BACKUP_KEEP = 5  # the `backup.keep` setting's default
 
 database_proxy = pw.DatabaseProxy()
 
@@ -144,24 +154,100 @@ ALL_MODELS: tuple[type[pw.Model], ...] = (
 )
 
 
-def describe_sqlite_error(error: Exception, path: Path) -> StoreUnavailable:
+class EngramDatabase(pw.SqliteDatabase):
+    """The peewee database, knowing whether it was opened read-only."""
+
+    read_only: bool = False
+
+
+DAMAGE_WORDS = ("malformed", "not a database", "file is encrypted", "disk image")
+FULL_WORDS = ("database or disk is full", "disk is full", "sqlite_full")
+
+
+def damaged_message(path: Path, what: str) -> StoreDamaged:
+    """The database at `path` is damaged: say so, name salvage and the newest backup,
+    and never claim the memories are intact."""
+    newest = newest_backup(path.parent)
+    if newest is not None:
+        backup = f"The newest backup is {newest}: `engram restore {newest}` puts it back."
+    else:
+        backup = f"There is no backup in {path.parent / BACKUP_FOLDER}."
+    return StoreDamaged(
+        f"{path} is damaged ({what}); memories in it may be lost. `engram salvage` copies "
+        f"every readable row into a new database. {backup}"
+    )
+
+
+def disk_full_message(path: Path) -> DiskFull:
+    return DiskFull(f"the disk holding {path.parent} is full; nothing was changed")
+
+
+def read_only_message(path: Path, action: str = "write", reading: bool = True) -> StoreReadOnly:
+    folder = path.parent
+    where = f"the data folder {folder}" if not os.access(folder, os.W_OK) else f"{path}"
+    works = " (reading works: search, list, show, export)" if reading else ""
+    return StoreReadOnly(f"{where} is read-only; cannot {action}{works}")
+
+
+def first_failure(error: BaseException) -> BaseException:
+    """The error that started it: a failed commit's rollback can fail in turn ("cannot
+    rollback - no transaction is active" after a full disk) and hide the first one."""
+    seen: BaseException | None = error
+    while isinstance(seen, pw.DatabaseError | sqlite3.DatabaseError):
+        if any(word in str(seen).lower() for word in FULL_WORDS + DAMAGE_WORDS):
+            return seen
+        seen = seen.__context__
+    return error
+
+
+def describe_sqlite_error(error: BaseException, path: Path) -> StoreUnavailable:
     """Turn a sqlite/peewee operational error into a message that names the file."""
     text = str(error).lower()
+    if any(word in text for word in FULL_WORDS):
+        return disk_full_message(path)
+    if any(word in text for word in DAMAGE_WORDS):
+        return damaged_message(path, str(error))
     if "locked" in text or "busy" in text:
         reason = "the database is locked by another process (close it or try again)"
-    elif "readonly" in text or "read-only" in text or "unable to open" in text:
-        reason = "the database cannot be written (is the folder read-only?)"
-    elif "malformed" in text or "not a database" in text:
-        reason = "the database file is corrupt (restore a backup or move it aside)"
+    elif "readonly" in text or "read-only" in text:
+        return read_only_message(path)
+    elif "unable to open" in text and path.is_dir():
+        reason = "this is a folder, not a database file (move it aside)"
+    elif "unable to open" in text:
+        reason = "the database cannot be opened (can the folder be written?)"
     else:
         reason = str(error)
     return StoreUnavailable(f"{path}: {reason}")
 
 
-def open_database(path: Path, busy_timeout_ms: int = 5000) -> pw.SqliteDatabase:
-    """Open (creating if needed) and migrate the database at `path`, bound to the models.
-    A data folder it creates is private to the user (0700), and so is a new database
-    file (0600; SQLite gives its WAL and shared-memory files the same mode)."""
+def check_not_emptied(path: Path, vector_folder: Path | None = None) -> None:
+    """Refuse a database file of 0 bytes where a database existed: backups of it, or
+    vectors beside it, say so. Taking it for a new, empty store would lose everything
+    (and let the vector index drop every vector as an orphan)."""
+    if not path.is_file() or path.stat().st_size > 0:
+        return
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        return  # a new database's first writes wait in its write-ahead log
+    evidence = []
+    if newest_backup(path.parent) is not None:
+        evidence.append(f"backups in {path.parent / BACKUP_FOLDER}")
+    if vector_folder is not None and _holds_folders(vector_folder):
+        evidence.append(f"vectors in {vector_folder}")
+    if evidence:
+        raise damaged_message(
+            path, f"it is empty, 0 bytes, but a database existed: {' and '.join(evidence)}"
+        )
+
+
+def _holds_folders(folder: Path) -> bool:
+    """Chroma keeps each collection's vectors in a folder of its own."""
+    return folder.is_dir() and any(entry.is_dir() for entry in folder.iterdir())
+
+
+def _prepare_folder(path: Path) -> bool:
+    """Create the data folder if needed (0700) and the database file (0600); False when
+    the folder or the file cannot be written (the database then opens read-only)."""
     try:
         created = not path.parent.exists()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -169,13 +255,35 @@ def open_database(path: Path, busy_timeout_ms: int = 5000) -> pw.SqliteDatabase:
             path.parent.chmod(0o700)  # mkdir's mode is filtered by the umask
     except OSError as error:
         raise StoreUnavailable(f"{path.parent}: cannot create the data folder ({error})") from None
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return False
     try:
         if not path.exists():
             path.touch(mode=0o600)
             path.chmod(0o600)
     except OSError:
-        pass  # a folder that cannot be written: SQLite says so below, naming the file
-    database = pw.SqliteDatabase(
+        pass  # SQLite says what is wrong below, naming the file
+    return True
+
+
+def open_database(
+    path: Path, busy_timeout_ms: int = 5000, backup_keep: int = DEFAULT_BACKUP_KEEP
+) -> pw.SqliteDatabase:
+    """Open (creating if needed) and migrate the database at `path`, bound to the models.
+    A data folder it creates is private to the user (0700), and so is a new database
+    file (0600; SQLite gives its WAL and shared-memory files the same mode). Before a
+    migration changes a database that holds memories, a backup is written. A folder or
+    file that cannot be written opens read-only (writes then say why not)."""
+    if not _prepare_folder(path):
+        database = _open_read_only(path, busy_timeout_ms)
+    else:
+        database = _open_writable(path, busy_timeout_ms, backup_keep)
+    database_proxy.initialize(database)
+    return database
+
+
+def _open_writable(path: Path, busy_timeout_ms: int, backup_keep: int) -> pw.SqliteDatabase:
+    database: pw.SqliteDatabase = EngramDatabase(
         str(path),
         pragmas={
             "journal_mode": "wal",
@@ -185,16 +293,59 @@ def open_database(path: Path, busy_timeout_ms: int = 5000) -> pw.SqliteDatabase:
         },
         timeout=busy_timeout_ms / 1000,
     )
+
+    def back_up_first(pending: list[str]) -> None:
+        if backup_keep > 0 and memory_count(connection) > 0:
+            write_backup(path, backup_keep, reason="before-upgrade")
+            log.info("backed up %s before migrations %s", path, ", ".join(pending))
+
     try:
         database.connect(reuse_if_open=True)
         connection: sqlite3.Connection = database.connection()
-        migrate(connection)
+        migrate(connection, before=back_up_first)
     except (pw.OperationalError, pw.DatabaseError, sqlite3.Error) as error:
         if not database.is_closed():
             database.close()
         raise describe_sqlite_error(error, path) from error
-    database_proxy.initialize(database)
     return database
+
+
+def _open_read_only(path: Path, busy_timeout_ms: int) -> pw.SqliteDatabase:
+    """Open for reading only. Without a write-ahead log beside it the file is opened as
+    immutable (nothing waits in a log; opening it otherwise would leave a log and a
+    shared-memory file as unwritable as the database, which later writes trip on).
+    With one, it is read through the log when SQLite can, else as immutable: writes
+    still waiting in the log are then not seen."""
+    if not path.is_file():
+        raise read_only_message(path, f"create {path.name} there", reading=False)
+    last: Exception | None = None
+    has_log = path.with_name(path.name + "-wal").is_file()
+    for flags in ("", "&immutable=1") if has_log else ("&immutable=1",):
+        opened = EngramDatabase(
+            read_only_uri(path) + flags,
+            uri=True,
+            pragmas={"foreign_keys": 1, "busy_timeout": busy_timeout_ms},
+            timeout=busy_timeout_ms / 1000,
+        )
+        opened.read_only = True
+        database: pw.SqliteDatabase = opened
+        try:
+            database.connect(reuse_if_open=True)
+            pending = pending_migrations(database.connection())
+        except (pw.OperationalError, pw.DatabaseError, sqlite3.Error) as error:
+            if not database.is_closed():
+                database.close()
+            if any(word in str(error).lower() for word in DAMAGE_WORDS):
+                raise damaged_message(path, str(error)) from error
+            last = error
+            continue
+        if pending:
+            database.close()
+            raise read_only_message(
+                path, f"upgrade the database ({len(pending)} migrations wait)", reading=False
+            )
+        return database
+    raise describe_sqlite_error(last or RuntimeError("cannot open"), path)
 
 
 def is_locked(error: BaseException) -> bool:
@@ -204,11 +355,16 @@ def is_locked(error: BaseException) -> bool:
 
 class SqliteStore:
     """An open database with its read and write guards: SQLite failures (locked,
-    read-only, corrupt) become a `StoreUnavailable` naming the file."""
+    read-only, corrupt, disk full) become a `StoreUnavailable` naming the file."""
 
     path: Path
     database: pw.SqliteDatabase
     write_wait_s: float = WRITE_WAIT_S
+    write_action: str = "write"  # what a refused write was for ("add"), for the message
+
+    @property
+    def read_only(self) -> bool:
+        return bool(getattr(self.database, "read_only", False))
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -218,14 +374,20 @@ class SqliteStore:
         write that reads first cannot be refused half-way by another writer; while
         other processes write, it waits (SQLite's busy timeout, then jittered retries,
         `WRITE_WAIT_S` in all) and says so after a few seconds. Inside another write it
-        is a savepoint of that one."""
+        is a savepoint of that one. A store opened read-only refuses at once."""
+        if self.read_only:
+            raise read_only_message(self.path, self.write_action)
         try:
             with self._write_transaction():
                 yield
         except (pw.DatabaseError, sqlite3.DatabaseError) as error:
             if isinstance(error, pw.IntegrityError | sqlite3.IntegrityError):
                 raise
-            raise describe_sqlite_error(error, self.path) from error
+            raise describe_sqlite_error(first_failure(error), self.path) from error
+        except OSError as error:
+            if error.errno == errno.ENOSPC:
+                raise disk_full_message(self.path) from error
+            raise
 
     @contextmanager
     def _write_transaction(self) -> Iterator[None]:
@@ -236,8 +398,15 @@ class SqliteStore:
         transaction = self._begin_immediate()
         try:
             yield
-        except BaseException:
-            if not transaction.__exit__(*sys.exc_info()):
+        except BaseException as first:
+            try:
+                suppressed = transaction.__exit__(*sys.exc_info())
+            except (pw.DatabaseError, sqlite3.DatabaseError) as rollback:
+                # SQLite already rolled back (a full disk does): "cannot rollback - no
+                # transaction is active" must not hide why the write failed.
+                log.debug("rollback after %r failed: %s", first, rollback)
+                raise first from None
+            if not suppressed:
                 raise
         else:
             transaction.__exit__(None, None, None)

@@ -22,6 +22,7 @@ from services.errors import NotFoundError, UserInputError
 from services.memory import Memory, memory_from_dict, title_from_content
 from services.storage import links
 from services.storage.database import (
+    DEFAULT_BACKUP_KEEP,
     WRITE_WAIT_S,
     ChunkRow,
     MemoryRow,
@@ -59,11 +60,12 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         busy_timeout_ms: int = 5000,
         max_chunk_tokens: int = 500,
         write_wait_s: float = WRITE_WAIT_S,
+        backup_keep: int = DEFAULT_BACKUP_KEEP,
     ):
         self.path = path
         self.write_wait_s = write_wait_s
         self.max_chunk_tokens = max_chunk_tokens
-        self.database = open_database(path, busy_timeout_ms)
+        self.database = open_database(path, busy_timeout_ms, backup_keep)
         self._fts_ok: bool | None = None
         self._df_cache: dict[tuple[str, str], int] = {}
 

@@ -9,6 +9,7 @@ that needs code gets a frozen copy of it (0008's lesson parser, `lesson_backfill
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 from collections.abc import Callable
@@ -382,18 +383,36 @@ def applied_migrations(connection: sqlite3.Connection) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def migrate(
+def pending_migrations(
     connection: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRATIONS
 ) -> list[str]:
-    """Apply every migration not yet recorded, each in its own transaction.
+    """The names not yet applied, read without writing (a read-only database too)."""
+    known = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    done: set[str] = set()
+    if known:
+        done = {str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations")}
+    return [m.name for m in migrations if m.name not in done]
+
+
+def migrate(
+    connection: sqlite3.Connection,
+    migrations: tuple[Migration, ...] = MIGRATIONS,
+    before: Callable[[list[str]], None] | None = None,
+) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction; `before`
+    is called with the pending names first, only when there are some (the automatic
+    backup before an upgrade).
 
     Returns the names applied now (empty when the schema was already current).
     """
     done = set(applied_migrations(connection))
+    pending = [m for m in migrations if m.name not in done]
+    if pending and before is not None:
+        before([m.name for m in pending])
     applied: list[str] = []
-    for migration in migrations:
-        if migration.name in done:
-            continue
+    for migration in pending:
         connection.execute("BEGIN")
         try:
             migration.apply(connection)
@@ -403,7 +422,9 @@ def migrate(
             )
             connection.execute("COMMIT")
         except BaseException:
-            connection.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk): the first error counts.
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
             raise
         applied.append(migration.name)
     return applied

@@ -17,7 +17,7 @@ import pytest
 
 from app.composition import open_engram
 from app.settings import Settings
-from services.errors import EnvironmentProblem, StoreUnavailable
+from services.errors import EnvironmentProblem, StoreDamaged, StoreUnavailable
 from services.filters import MemoryFilter
 from services.search.retrieval import RetrieverKind
 from services.storage.memories import MemoryStore
@@ -43,14 +43,15 @@ _OPEN_IN_READ_ONLY_FOLDER = textwrap.dedent("""
     from services.storage.memories import MemoryStore
     try:
         store = MemoryStore(folder / "engram.sqlite3")
+        print("READ:", store.get("keep").content)
         store.add(store.get("keep"))
         print("OPENED")
     except StoreUnavailable as error:
-        print("StoreUnavailable:", error)
+        print(f"{type(error).__name__}:", error)
 """)
 
 
-def _without_write_privileges() -> None:  # runs in the child, before exec
+def without_write_privileges() -> None:  # runs in the child, before exec
     if os.geteuid() == 0:
         libc = ctypes.CDLL(None, use_errno=True)
         for capability in _CAPS_GRANTING_WRITE:
@@ -63,7 +64,7 @@ def open_as_unprivileged(folder: Path) -> str:
     result = subprocess.run(
         [sys.executable, "-c", _OPEN_IN_READ_ONLY_FOLDER, str(folder)],
         cwd=ROOT,
-        preexec_fn=_without_write_privileges,
+        preexec_fn=without_write_privileges,
         capture_output=True,
         text=True,
         timeout=120,
@@ -87,21 +88,29 @@ def read_only_folder(tmp_path: Path) -> Iterator[Path]:
 def test_read_only_empty_folder(read_only_folder: Path) -> None:
     read_only_folder.chmod(0o555)
     output = open_as_unprivileged(read_only_folder)
-    assert output.startswith("StoreUnavailable:"), output
-    assert str(read_only_folder / "engram.sqlite3") in output
-    assert "cannot be written" in output and "read-only" in output
+    assert output == (
+        f"StoreReadOnly: the data folder {read_only_folder} is read-only; "
+        "cannot create engram.sqlite3 there"
+    )
 
 
-def test_read_only_folder_with_a_database(read_only_folder: Path) -> None:
+@pytest.mark.parametrize("files_too", [True, False], ids=["folder-and-files", "folder-only"])
+def test_read_only_folder_with_a_database_reads(read_only_folder: Path, files_too: bool) -> None:
+    """Reading works whether the write-ahead log's files can be written or not (an
+    unwritable folder whose database file is writable still cannot hold a new -shm)."""
     store = MemoryStore(read_only_folder / "engram.sqlite3")
     store.add(make_memory("kept safe", id="keep"))
     store.close()
-    for path in read_only_folder.iterdir():
-        path.chmod(0o444)
+    if files_too:
+        for path in read_only_folder.iterdir():
+            path.chmod(0o444)
     read_only_folder.chmod(0o555)
-    output = open_as_unprivileged(read_only_folder)
-    assert output.startswith("StoreUnavailable:"), output
-    assert "cannot be written" in output or "read-only" in output
+    output = open_as_unprivileged(read_only_folder).splitlines()
+    assert output == [
+        "READ: kept safe",
+        f"StoreReadOnly: the data folder {read_only_folder} is read-only; cannot write "
+        "(reading works: search, list, show, export)",
+    ]
     read_only_folder.chmod(0o755)
     for path in read_only_folder.iterdir():
         path.chmod(0o644)
@@ -123,7 +132,7 @@ def test_data_folder_that_cannot_be_created(tmp_path: Path) -> None:
 
 def test_database_path_that_is_a_folder(tmp_path: Path) -> None:
     (tmp_path / "engram.sqlite3").mkdir()
-    with pytest.raises(StoreUnavailable, match="cannot be written") as caught:
+    with pytest.raises(StoreUnavailable, match="a folder, not a database file") as caught:
         MemoryStore(tmp_path / "engram.sqlite3")
     assert str(tmp_path / "engram.sqlite3") in str(caught.value)
 
@@ -229,7 +238,7 @@ def _filled_database(path: Path, count: int = 150) -> None:
 def test_garbage_file_is_reported_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "engram.sqlite3"
     path.write_bytes(os.urandom(64 * 1024))
-    with pytest.raises(StoreUnavailable, match="corrupt") as caught:
+    with pytest.raises(StoreDamaged, match="is damaged") as caught:
         MemoryStore(path)
     assert str(path) in str(caught.value)
     assert path.stat().st_size == 64 * 1024  # left as it was, for the user to inspect
@@ -238,7 +247,7 @@ def test_garbage_file_is_reported_corrupt(tmp_path: Path) -> None:
 def test_text_file_is_reported_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "engram.sqlite3"
     path.write_text("this is not a database\n" * 100)
-    with pytest.raises(StoreUnavailable, match="corrupt"):
+    with pytest.raises(StoreDamaged, match="is damaged"):
         open_engram(tmp_path, embedder=HashEmbedder())
 
 
@@ -246,7 +255,7 @@ def test_truncated_database_is_reported_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "engram.sqlite3"
     _filled_database(path)
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
-    with pytest.raises(StoreUnavailable, match="corrupt"):
+    with pytest.raises(StoreDamaged, match="is damaged"):
         store = MemoryStore(path)
         try:
             list(store.iter_all())
@@ -262,7 +271,7 @@ def test_damaged_pages_are_reported_corrupt_when_read(tmp_path: Path) -> None:
     middle = len(data) // 2
     data[middle : middle + 32 * 1024] = b"\xa5" * (32 * 1024)
     path.write_bytes(bytes(data))
-    with pytest.raises(StoreUnavailable, match="corrupt") as caught:
+    with pytest.raises(StoreDamaged, match="is damaged") as caught:
         store = MemoryStore(path)
         try:
             store.query(MemoryFilter.everything())
