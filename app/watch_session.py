@@ -124,5 +124,8 @@ def prediction_line(prediction: Prediction, event: str, what: dict[str, Any]) ->
         "activity": prediction.activity.value,
         "tier1": ids[1],
         "tier2": ids[2],
+        "titles": {
+            c.memory.id: c.memory.title for c in [*prediction.critical, *prediction.relevant]
+        },
         "ms": round(prediction.elapsed_ms, 1),
     }

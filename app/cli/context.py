@@ -233,15 +233,32 @@ def watch(state: CliState, paths: tuple[str, ...], duration: float | None, as_js
         session.stop()
 
 
+SHOWN_PER_TIER = 8  # memories a watch line names per tier; the rest are counted
+
+
 def _watch_line(line: dict[str, Any]) -> str:
+    """A prediction as a person reads it: what happened, then each tier's memories by
+    title (shortened) with their ids."""
     stamp = line["t"][11:19]
     if line.get("storm"):
         return f"{stamp} storm of {line['storm']} files in {line['root']}; prediction kept"
     what = line.get("path") or line.get("branch") or ""
-    tier1 = ", ".join(line["tier1"]) or "—"
-    tier2 = ", ".join(line["tier2"][:8]) or "—"
-    more = f" (+{len(line['tier2']) - 8})" if len(line["tier2"]) > 8 else ""
-    return (
-        f"{stamp} {line['event']} {line.get('project') or ''}:{what} [{line['activity']}] "
-        f"→ tier 1: {tier1} | tier 2: {tier2}{more} ({line['ms']} ms)"
-    )
+    project = line.get("project") or "(no project)"
+    titles: dict[str, str] = line.get("titles", {})
+    lines = [f"{stamp} {line['event']} {project}: {what} [{line['activity']}] ({line['ms']} ms)"]
+    for number, ids in ((1, line["tier1"]), (2, line["tier2"])):
+        if not ids:
+            lines.append(f"  tier {number}: —")
+            continue
+        named = ids[:SHOWN_PER_TIER]
+        for position, memory_id in enumerate(named):
+            label = f"  tier {number}: " if position == 0 else "          "
+            lines.append(f"{label}{_short(titles.get(memory_id, ''))}  {memory_id}")
+        if len(ids) > len(named):
+            lines.append(f"          … and {len(ids) - len(named)} more")
+    return "\n".join(lines)
+
+
+def _short(title: str, width: int = 60) -> str:
+    title = " ".join(title.split())
+    return title if len(title) <= width else title[: width - 1].rstrip() + "…"

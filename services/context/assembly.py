@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from services.text.dates import TimeRef
 
 DEFAULT_BUDGET = 8000
-MIN_BUDGET = 64
+MIN_BUDGET = 120  # the block's own tags and header take about 80, a note 20 more
 TIER_NAMES = {1: "Critical", 2: "Relevant", 3: "Background", 4: "Index"}
 
 
@@ -266,18 +266,29 @@ class ContextAssembler:
             version = words.sha256_hex(
                 json.dumps([prediction.project, body], ensure_ascii=False), 12
             )
-            markdown = self._wrap(body, version, generated, prediction)
+            markdown = self._wrap(
+                body or _empty_note(prediction, tiers, budget), version, generated, prediction
+            )
             tokens = self.counter(markdown)
             if tokens <= budget or not _drop_last(tiers, self):
                 break
+        # Nothing fits beside the header (a deep file path, a tiny budget): a shorter
+        # header with the note, else the bare block; never an empty answer.
+        for note in (_empty_note(prediction, tiers, budget), ""):
+            if tokens <= budget:
+                break
+            markdown = self._wrap(note, version, generated, prediction, focus_line=False)
+            tokens = self.counter(markdown)
+        if tokens > budget:  # a project name longer than the whole budget
+            markdown, tokens = "", 0
         return AssembledContext(
-            markdown=markdown if tokens <= budget else "",
+            markdown=markdown,
             version=version,
             generated_at=generated,
             project=prediction.project,
             activity=prediction.activity,
             budget=budget,
-            tokens=tokens if tokens <= budget else 0,
+            tokens=tokens,
             tiers=tiers,
             profile_included=profile_text is not None and profile_text in markdown,
         )
@@ -290,15 +301,22 @@ class ContextAssembler:
 
         return with_memory_dates(candidates, self.dates([c.memory.id for c in candidates]))
 
-    def _wrap(self, body: str, version: str, generated: str, prediction: Prediction) -> str:
+    def _wrap(
+        self,
+        body: str,
+        version: str,
+        generated: str,
+        prediction: Prediction,
+        focus_line: bool = True,
+    ) -> str:
         attributes = [f'version="{version}"', f'generated="{generated}"']
         if prediction.project:
             attributes.append(f'project="{_attribute(prediction.project)}"')
         attributes.append(f'activity="{prediction.activity.value}"')
         focus = []
-        if prediction.current_file:
+        if focus_line and prediction.current_file:
             focus.append(f"file `{prediction.current_file}`")
-        if prediction.branch:
+        if focus_line and prediction.branch:
             focus.append(f"branch `{prediction.branch}`")
         header = "# Engram context" + (f" — {', '.join(focus)}" if focus else "")
         inner = f"{header}\n\n{body}" if body else header
@@ -420,6 +438,17 @@ def _drop_last(tiers: list[TierResult], assembler: ContextAssembler) -> bool:
             _render_tier(tier, assembler.counter)
             return True
     return False
+
+
+def _empty_note(prediction: Prediction, tiers: Sequence[TierResult], budget: int) -> str:
+    """What a block with no memories says instead, so it is never mistaken for a
+    block that lost its memories: either none were predicted, or none fit."""
+    left_out = len({memory_id for tier in tiers for memory_id in tier.left_out})
+    if left_out or prediction.critical or prediction.relevant or prediction.background:
+        count = left_out or len(prediction.critical) + len(prediction.relevant)
+        return f"(nothing fits in {budget} tokens; {count} memories left out: raise the budget)"
+    where = f" for {prediction.project}" if prediction.project else ""
+    return f"(no memories{where} match this activity yet)"
 
 
 def _attribute(value: str) -> str:

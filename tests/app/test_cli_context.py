@@ -131,7 +131,7 @@ def test_activity_option_and_invalid_budget(seeded: EngramCli, repo: Path) -> No
     assert data["activity"] == "review"
     result = seeded("context", "--file", repo / "src" / "refunds.py", "--budget", 10)
     assert result.exit_code == 2
-    assert "at least 64 tokens" in result.stderr
+    assert "at least 120 tokens" in result.stderr
 
 
 def test_secret_file_is_never_read(seeded: EngramCli, repo: Path) -> None:
@@ -266,3 +266,38 @@ def test_citing_teaches_prediction_for_the_watched_file(
     relevant = after["tiers"][1]["memories"]
     habit = next(m for m in relevant if m["id"] == "m-habit")
     assert any("cited after this" in why["signal"] for why in habit["why"])
+
+
+def test_a_watch_line_names_memories_by_title_with_their_ids() -> None:
+    from app.cli.context import _watch_line
+
+    tier2 = [f"shop-{n:012x}" for n in range(11)]
+    line = {
+        "t": "2026-11-24T14:02:11+00:00",
+        "event": "file_saved",
+        "project": "shop",
+        "path": "src/refunds.py",
+        "activity": "debugging",
+        "tier1": ["shop-aaaaaaaaaaaa"],
+        "tier2": tier2,
+        "titles": {
+            "shop-aaaaaaaaaaaa": "Refunds are idempotent: " + "keyed on the order id " * 5,
+            **{memory_id: f"Note {n}" for n, memory_id in enumerate(tier2)},
+        },
+        "ms": 3.2,
+    }
+    text = _watch_line(line)
+    first, tier1 = text.splitlines()[:2]
+    assert first == "14:02:11 file_saved shop: src/refunds.py [debugging] (3.2 ms)"
+    assert tier1.startswith("  tier 1: Refunds are idempotent: keyed on the order id")
+    assert tier1.endswith("…  shop-aaaaaaaaaaaa") and len(tier1) < 100
+    assert "Note 7  shop-000000000007" in text and "Note 8" not in text
+    assert text.endswith("… and 3 more")
+
+
+def test_a_budget_too_small_for_any_memory_still_prints_a_block(
+    seeded: EngramCli, repo: Path
+) -> None:
+    block = seeded.ok("context", "--file", repo / "src" / "refunds.py", "--budget", 120).stdout
+    assert block.startswith("<engram-context ") and block.rstrip().endswith("</engram-context>")
+    assert "nothing fits in 120 tokens" in block and "raise the budget" in block

@@ -238,7 +238,18 @@ def test_opening_and_saving_a_file_predict_its_memories(
     saved = reports.wait_for(lambda line: line.get("event") == "file_saved", after)
     assert saved["path"] == BILLING
     assert seeded["decision"] in tiers(saved)
-    assert set(saved) == {"t", "event", "project", "path", "activity", "tier1", "tier2", "ms"}
+    assert set(saved) == {
+        "t",
+        "event",
+        "project",
+        "path",
+        "activity",
+        "tier1",
+        "tier2",
+        "titles",
+        "ms",
+    }
+    assert set(saved["titles"]) == set(saved["tier1"]) | set(saved["tier2"])
 
 
 def test_an_atomic_save_is_a_save_of_the_target(repo: Path, watching: Watching) -> None:

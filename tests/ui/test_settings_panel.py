@@ -51,7 +51,7 @@ def test_invalid_values_are_refused_with_a_reason(qtbot: Any, tmp_path: Path) ->
     assert not field.apply("ten")
     assert field.error.isVisibleTo(widget) and "not a valid int" in field.error.text()
     assert not field.apply("10")
-    assert "below the minimum 64" in field.error.text()
+    assert "below the minimum 120" in field.error.text()
     assert Settings(path, {}).get("context.budget") == 8000  # nothing was stored
     assert field.apply("9000")
     assert not field.error.isVisibleTo(widget)

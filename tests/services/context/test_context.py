@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from services.activity.prediction import Candidate, Prediction, Reason
 from services.activity.signals import ActivityKind
 from services.context.assembly import (
+    MIN_BUDGET,
     ContextAssembler,
     Level,
     TierSplit,
@@ -200,7 +201,7 @@ _words = st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=400
 
 
 @given(
-    budget=st.integers(min_value=64, max_value=6000),
+    budget=st.integers(min_value=MIN_BUDGET, max_value=6000),
     contents=st.lists(_words, min_size=0, max_size=25),
     topics=st.lists(st.text(min_size=1, max_size=30), max_size=20),
     activity=st.sampled_from(list(ActivityKind)),
