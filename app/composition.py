@@ -33,6 +33,8 @@ from services.storage.backup import backup_if_due as write_backup_if_due
 from services.storage.database import check_not_emptied
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetricsLog
+from services.text.incoming import IncomingText
+from services.text.redact import Redactor, parse_allow, parse_patterns
 from services.vectors.embeddings.base import Embedder
 from services.vectors.index import VectorIndex
 from services.vectors.indexing import (
@@ -110,6 +112,19 @@ def retrieval_weights(settings: Settings) -> Weights:
         settings.get_float("retrieval.weight_identifier"),
         settings.get_float("retrieval.weight_intent"),
     )
+
+
+def incoming_text(settings: Settings) -> IncomingText:
+    """The gate every incoming text passes: the size limit and, unless `privacy.redact`
+    is off, the redaction of secrets (with the extra patterns and the allow list)."""
+    redactor = None
+    if settings.get_bool("privacy.redact"):
+        redactor = Redactor(
+            parse_patterns(settings.get_str("privacy.redact_patterns")),
+            parse_allow(settings.get_str("privacy.redact_allow")),
+            source="privacy.redact_patterns",
+        )
+    return IncomingText(redactor, settings.get_int("store.max_memory_bytes"))
 
 
 def lifecycle_policy(settings: Settings) -> LifecyclePolicy:
@@ -321,6 +336,7 @@ def open_engram(
         lifecycle,
         write_hooks=[queue_contradiction_candidates],
         result_hooks=[current_first],
+        incoming=incoming_text(settings),
     )
     return Engram(
         data_dir,

@@ -92,6 +92,14 @@ class Setting:
         return value
 
 
+def _redaction_patterns(value: str) -> str:
+    """`privacy.redact_patterns` once every pattern compiles (the redactor loads only
+    when this setting is set)."""
+    from services.text.redact import check_patterns
+
+    return check_patterns(value)
+
+
 def _schedule_settings() -> tuple[Setting, ...]:
     """One `rem.schedule.<operation>` setting per consolidation operation (as
     `services.rem.registry` declares them)."""
@@ -431,6 +439,7 @@ SCHEMA: tuple[Setting, ...] = (
         str,
         "",
         "Extra secret patterns: regular expressions separated by spaces (use \\s for a space)",
+        check=lambda value: _redaction_patterns(str(value)),
     ),
     Setting(
         "privacy.redact_allow",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
@@ -177,9 +178,14 @@ def add(
     engram = state.engram()
     for replaced in replaces:
         engram.store.get(replaced)  # an unknown id stores nothing
+    redacted: Counter[str] = Counter()
     memory = engram.service.add(
-        {k: v for k, v in data.items() if v is not None}, default_project=project, embed=False
+        {k: v for k, v in data.items() if v is not None},
+        default_project=project,
+        embed=False,
+        redacted=redacted,
     )
+    redaction = _say_redacted(redacted)
     superseded = _declare(engram, memory.id, replaces)
     state.embed_waiting()
     candidates = [] if replaces or no_check else _may_replace(engram, memory)
@@ -189,6 +195,7 @@ def add(
                 **memory_summary(memory),
                 "supersedes": [m.id for m in superseded],
                 "may_replace": [c.to_dict() for c in candidates],
+                "redacted": redaction,
             }
         )
         return
@@ -207,6 +214,16 @@ def add(
     _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
     if candidates and not asking:
         click.echo(f"  (if it does: engram edit {memory.id} --supersedes ID)")
+
+
+def _say_redacted(redacted: Counter[str]) -> dict[str, Any]:
+    """Say `2 secrets redacted (github-token, password)` on stderr, when any were; return
+    what `--json` shows of it."""
+    from services.text.incoming import describe, redaction_json
+
+    if redacted:
+        err(describe(redacted))
+    return redaction_json(redacted)
 
 
 def _may_replace(engram: Any, memory: Any) -> list[Any]:
@@ -393,11 +410,19 @@ def edit(
     from services.knowledge.lessons import check_plain_edit
 
     check_plain_edit(engram.store, memory_id, changes)
+    redacted: Counter[str] = Counter()
     with state.vector_access() as held:
-        memory = engram.service.edit(memory_id, changes, embed=held)
+        memory = engram.service.edit(memory_id, changes, embed=held, redacted=redacted)
+    redaction = _say_redacted(redacted)
     superseded = _declare(engram, memory.id, replaces)
     if as_json:
-        emit_json({**memory_summary(memory), "supersedes": [m.id for m in superseded]})
+        emit_json(
+            {
+                **memory_summary(memory),
+                "supersedes": [m.id for m in superseded],
+                "redacted": redaction,
+            }
+        )
     else:
         click.echo(f"updated {memory.id}: {memory.title}")
         _say_replaced(superseded, memory.id)

@@ -81,11 +81,12 @@ def import_(
     """Import an export (JSON) or JSONL: all or nothing, every problem reported."""
     from services.knowledge.supersession import apply_declared, declared_problems
     from services.memories.transfer import read_import_file
+    from services.text.incoming import describe, redaction_json
 
     if replace and skip_existing:
         raise click.UsageError("--replace and --skip-existing exclude each other")
-    memories = read_import_file(file, default_project=project)
     engram = state.engram()
+    memories = read_import_file(file, default_project=project, gate=engram.service.incoming)
     problems = declared_problems(engram.store, memories, str(file))
     if problems:
         raise ValidationFailed(f"{file}: nothing was imported", problems)
@@ -99,6 +100,8 @@ def import_(
                 engram.start_up()
     state.embed_waiting()
     waiting = min(report.imported, engram.store.pending_count(engram.embedder.model_id))
+    if report.redacted:
+        err(describe(report.redacted))
     if as_json:
         emit_json(
             {
@@ -106,6 +109,7 @@ def import_(
                 "skipped": report.skipped,
                 "queued_for_embedding": waiting,
                 "superseded": [m.id for m in replaced],
+                "redacted": redaction_json(report.redacted),
             }
         )
         return
@@ -127,6 +131,8 @@ def ingest(
     state: CliState, file: str, session_id: str | None, project: str | None, as_json: bool
 ) -> None:
     """Store the `MEMORY:type:content` lines of FILE (or stdin)."""
+    from services.text.incoming import describe, redaction_json
+
     if file == "-":
         raw, where = sys.stdin.buffer.read(), "<stdin>"
     else:
@@ -139,9 +145,15 @@ def ingest(
         err(f"warning: {where} is not valid UTF-8; undecodable bytes were replaced")
     report = state.engram().service.ingest(text, where, project, session_id, embed=False)
     state.embed_waiting()
+    if report.redacted:
+        err(describe(report.redacted))
     if as_json:
         emit_json(
-            {"stored": [m.id for m in report.stored], "problems": [str(p) for p in report.problems]}
+            {
+                "stored": [m.id for m in report.stored],
+                "problems": [str(p) for p in report.problems],
+                "redacted": redaction_json(report.redacted),
+            }
         )
     else:
         click.echo(f"stored {len(report.stored)} memories")

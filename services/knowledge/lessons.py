@@ -31,6 +31,7 @@ the tags changed) says nothing about which answer is better and is left out.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -115,6 +116,16 @@ def _parts(trigger: Any, action: Any, rationale: Any) -> LessonParts:
     )
 
 
+def _redacted(service: MemoryService, parts: LessonParts, found: Counter[str]) -> LessonParts:
+    """The parts with their secrets redacted: they are stored apart from the memory."""
+    gate = service.incoming
+    return LessonParts(
+        gate.text(parts.trigger, found),
+        gate.text(parts.action, found),
+        gate.text(parts.rationale, found),
+    )
+
+
 def add_lesson(
     service: MemoryService,
     trigger: str,
@@ -124,10 +135,14 @@ def add_lesson(
     project: str | None = None,
     session_id: str | None = None,
     embed: bool = True,
+    redacted: Counter[str] | None = None,
 ) -> Lesson:
     """Store a new lesson: its memory, its `lesson` row and the record of version 1, in
-    one transaction; vectors follow when `embed` (else they wait, queued)."""
-    parts = _parts(trigger, action, rationale)
+    one transaction; vectors follow when `embed` (else they wait, queued). Secrets in
+    the parts are redacted (counted into `redacted`)."""
+    parts = _redacted(
+        service, _parts(trigger, action, rationale), Counter() if redacted is None else redacted
+    )
     tag_list = _tags(tags)
     title, content = render(parts)
     store = service.store
@@ -200,6 +215,7 @@ def refine(
     reason: str,
     session_id: str | None = None,
     embed: bool = True,
+    redacted: Counter[str] | None = None,
 ) -> Lesson:
     """Make a new version of a lesson. `changes` holds any of trigger, action, rationale
     and tags; `reason` says why. The current state is snapshotted first, then the lesson
@@ -211,7 +227,8 @@ def refine(
         raise UserInputError(
             f"a lesson has no {', '.join(unknown)} (choose from: trigger, action, rationale, tags)"
         )
-    why = _text(reason, "reason", MAX_REASON_CHARS, True)
+    counted = Counter[str]() if redacted is None else redacted
+    why = service.incoming.text(_text(reason, "reason", MAX_REASON_CHARS, True), counted)
     store = service.store
     before = _lesson_memory(store, memory_id)
     with store.writing():
@@ -222,10 +239,14 @@ def refine(
             assert found is not None
         current, version = found
         memory = store.get(memory_id)
-        parts = _parts(
-            changes.get("trigger", current.trigger),
-            changes.get("action", current.action),
-            changes.get("rationale", current.rationale),
+        parts = _redacted(
+            service,
+            _parts(
+                changes.get("trigger", current.trigger),
+                changes.get("action", current.action),
+                changes.get("rationale", current.rationale),
+            ),
+            counted,
         )
         tags = _tags(changes["tags"]) if "tags" in changes else memory.tags
         if parts == current and tags == memory.tags:

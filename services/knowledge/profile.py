@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from services.errors import NotFoundError, UserInputError
@@ -63,8 +64,11 @@ class ProfileStore:
         """The rendered profile, or None when there is none."""
         return render_profile(self.load()) or None
 
-    def save(self, fields: dict[str, str], consent: bool) -> str:
-        """Store the profile (and embed it). Refused without consent."""
+    def save(
+        self, fields: dict[str, str], consent: bool, redacted: Counter[str] | None = None
+    ) -> str:
+        """Store the profile (and embed it). Refused without consent. Secrets in the
+        fields are redacted (counted into `redacted`)."""
         if not consent:
             raise UserInputError(
                 "the profile is kept only with consent: turn on profile.consent first"
@@ -72,7 +76,12 @@ class ProfileStore:
         unknown = set(fields) - set(_LABELS)
         if unknown:
             raise UserInputError(f"unknown profile fields: {', '.join(sorted(unknown))}")
-        cleaned = {k: v.strip()[:MAX_FIELD_CHARS] for k, v in fields.items() if v.strip()}
+        found = Counter[str]() if redacted is None else redacted
+        cleaned = {
+            k: self.service.incoming.text(v.strip()[:MAX_FIELD_CHARS], found)
+            for k, v in fields.items()
+            if v.strip()
+        }
         text = render_profile(cleaned)
         self.store.meta_set(_FIELDS_KEY, json.dumps(cleaned, ensure_ascii=False))
         if not text:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from services.errors import EngramError, NotFoundError, UserInputError
 from services.memory import now_iso
 from services.storage import project_context as storage
 from services.storage.memories import MemoryStore
+from services.text.incoming import IncomingText
 
 MAX_PROJECT_CHARS = 200
 MAX_NOTES_CHARS = 100_000
@@ -251,6 +253,38 @@ def _validate_items(items: Sequence[str], what: str) -> list[str]:
     return cleaned
 
 
+def _redacted_catalogue(
+    catalogue: dict[str, Any], gate: IncomingText, found: Counter[str]
+) -> dict[str, Any]:
+    """The catalogue with its secrets redacted: redacting its JSON text keeps the
+    keys that say what a value is (`"password": "…"`); placeholders never break a
+    string, but if the text no longer parses each string is redacted on its own."""
+    text = canonical_json(catalogue)
+    counted = Counter[str]()
+    redacted = gate.text(text, counted)
+    if redacted == text:
+        return catalogue
+    try:
+        value = json.loads(redacted)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        found.update(counted)
+        return value
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return gate.text(item, found)
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        if isinstance(item, dict):
+            return {k: walk(v) for k, v in item.items()}
+        return item
+
+    result: dict[str, Any] = walk(catalogue)
+    return result
+
+
 # -- storage ----------------------------------------------------------------------------
 
 
@@ -287,12 +321,15 @@ def save(
     decisions: Sequence[str] | None = None,
     catalogue: dict[str, Any] | None = None,
     saved_at: str | None = None,
+    incoming: IncomingText | None = None,
+    redacted: Counter[str] | None = None,
 ) -> tuple[ProjectContext, HistoryEntry]:
     """Save the context of `project` and a snapshot of it, in one transaction.
 
     A part given replaces the saved one (lists whole); a part left out (None) keeps what
-    was saved before. Lists lose blank and repeated items. Returns the context now saved
-    and its history entry."""
+    was saved before. Lists lose blank and repeated items. Secrets in what is given are
+    redacted by `incoming` (the default gate when None) and counted into `redacted`.
+    Returns the context now saved and its history entry."""
     project = _validate_project(project)
     if notes is not None and len(notes) > MAX_NOTES_CHARS:
         raise UserInputError(f"the notes are longer than {MAX_NOTES_CHARS} characters")
@@ -301,6 +338,16 @@ def save(
     new_decisions = None if decisions is None else _validate_items(decisions, "decisions")
     if catalogue is not None:
         validate_catalogue(catalogue)
+    gate = incoming or IncomingText()
+    found = Counter[str]() if redacted is None else redacted
+    if notes is not None:
+        notes = gate.text(notes, found)
+    new_files, new_todos, new_decisions = (
+        None if items is None else list(dict.fromkeys(gate.text(item, found) for item in items))
+        for items in (new_files, new_todos, new_decisions)
+    )
+    if catalogue is not None:
+        catalogue = _redacted_catalogue(catalogue, gate, found)
     at = saved_at or now_iso()
     with store.writing():
         before = load(store, project)

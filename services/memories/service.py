@@ -2,7 +2,11 @@
 step: add, edit, delete, import, ingest `MEMORY:` lines, search, record usage.
 
 A write lands in SQLite first (the source of truth, with its FTS rows in the same
-transaction); embedding follows and, if it fails, the record stays queued. After an
+transaction); embedding follows and, if it fails, the record stays queued. Before it
+lands, every text passes the incoming-text gate (`services.text.incoming`): a memory
+over the size limit is refused, secrets are replaced by `[redacted:kind]` and counted
+into the `redacted` counter a caller passes (the reports of import and ingest say it
+themselves). After an
 add, or an edit that changes what a memory says, the write hooks given by the
 composition root run (the contradiction queue is one); the service knows none of them.
 """
@@ -10,8 +14,9 @@ composition root run (the contradiction queue is one); the service knows none of
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from services.errors import Problem, ValidationFailed
@@ -21,6 +26,7 @@ from services.memory import Memory, memory_from_dict
 from services.search.retrieval import HybridRetriever, RetrieverKind, SearchResponse
 from services.storage.memories import MemoryStore
 from services.text.capture import parse_memory_lines
+from services.text.incoming import IncomingText
 from services.types import Source, UsageEvent
 from services.vectors.indexing import Indexer
 
@@ -38,12 +44,14 @@ class ImportReport:
     imported: int
     skipped: int
     embedded: int
+    redacted: dict[str, int] = field(default_factory=dict)  # kind: count, stored memories
 
 
 @dataclass(frozen=True)
 class IngestReport:
     stored: list[Memory]
     problems: list[Problem]
+    redacted: dict[str, int] = field(default_factory=dict)
 
 
 class MemoryService:
@@ -55,8 +63,10 @@ class MemoryService:
         lifecycle: Lifecycle,
         write_hooks: Sequence[WriteHook] = (),
         result_hooks: Sequence[ResultHook] = (),
+        incoming: IncomingText | None = None,
     ) -> None:
         self.store = store
+        self.incoming = incoming or IncomingText()
         self.indexer = indexer
         self.retriever = retriever
         self.lifecycle = lifecycle
@@ -68,21 +78,37 @@ class MemoryService:
             hook(self.store, memory)
 
     def add(
-        self, data: dict[str, Any], default_project: str | None = None, embed: bool = True
+        self,
+        data: dict[str, Any],
+        default_project: str | None = None,
+        embed: bool = True,
+        redacted: Counter[str] | None = None,
     ) -> Memory:
         memory, problems = memory_from_dict(data, "memory", default_project)
         if memory is None:
             raise ValidationFailed("the memory is invalid; nothing was stored", problems)
+        self.incoming.check_size(memory.title, memory.content)
+        memory = self.incoming.memory(memory, Counter() if redacted is None else redacted)
         self.store.add(memory)
         self._written(memory)
         if embed:
             self.indexer.index([memory])
         return memory
 
-    def edit(self, memory_id: str, changes: dict[str, Any], embed: bool = True) -> Memory:
+    def edit(
+        self,
+        memory_id: str,
+        changes: dict[str, Any],
+        embed: bool = True,
+        redacted: Counter[str] | None = None,
+    ) -> Memory:
         """Change fields; a change of text (or project) re-queues the vectors, which are
         replaced now when `embed`, else by whoever embeds next."""
         before = self.store.get(memory_id)
+        title, content = changes.get("title", before.title), changes.get("content", before.content)
+        if isinstance(title, str) and isinstance(content, str):  # else the store refuses it
+            self.incoming.check_size(title, content, memory_id)
+        changes = self.incoming.fields(changes, Counter() if redacted is None else redacted)
         updated = self.store.update(memory_id, changes)
         changed = any(
             getattr(before, name) != getattr(updated, name)
@@ -111,14 +137,25 @@ class MemoryService:
         skip_existing: bool = False,
         embed: bool = True,
     ) -> ImportReport:
-        """Store all or nothing; embed now, or leave the vectors queued (`embed=False`)
-        for a background embedder (`catch_up`)."""
-        stored, skipped = self.store.add_many(memories, replace, skip_existing)
+        """Store all or nothing (a memory over the size limit refuses the whole import);
+        embed now, or leave the vectors queued (`embed=False`) for a background embedder
+        (`catch_up`)."""
+        too_large = [
+            Problem(f"memory {memory.id}", problem)
+            for memory in memories
+            if (problem := self.incoming.size_problem(memory.title, memory.content))
+        ]
+        if too_large:
+            raise ValidationFailed("too large to store; nothing was imported", too_large)
+        found: dict[str, Counter[str]] = {}
+        gated = [self.incoming.memory(m, found.setdefault(m.id, Counter())) for m in memories]
+        stored, skipped = self.store.add_many(gated, replace, skip_existing)
         if replace and embed:
             for memory in stored:
                 self.indexer.remove(memory)
         embedded = self.indexer.index(stored) if embed else 0
-        return ImportReport(len(stored), len(skipped), embedded)
+        redacted = sum((found[m.id] for m in stored), Counter[str]())
+        return ImportReport(len(stored), len(skipped), embedded, dict(redacted))
 
     def ingest(
         self,
@@ -130,6 +167,7 @@ class MemoryService:
     ) -> IngestReport:
         captured, problems = parse_memory_lines(text, where)
         memories: list[Memory] = []
+        redacted: Counter[str] = Counter()
         for item in captured:
             memory, found = memory_from_dict(
                 {
@@ -143,13 +181,18 @@ class MemoryService:
                 project,
             )
             problems.extend(found)
-            if memory is not None:
-                memories.append(memory)
+            if memory is None:
+                continue
+            too_large = self.incoming.size_problem(memory.title, memory.content)
+            if too_large:
+                problems.append(Problem(f"{where}:{item.line}", too_large))
+                continue
+            memories.append(self.incoming.memory(memory, redacted))
         if memories:
             self.store.add_many(memories)
             if embed:
                 self.indexer.index(memories)
-        return IngestReport(memories, problems)
+        return IngestReport(memories, problems, dict(redacted))
 
     def search(
         self,

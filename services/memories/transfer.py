@@ -2,8 +2,9 @@
 
 Export: a JSON document `{"version", "project", "exported_at", "memories": [...]}` or
 JSONL, one memory per line. Import reads either (and the benchmark corpus JSONL), reads
-and validates everything first, and is all-or-nothing: any problem is reported as
-file:line with its reason and nothing is stored.
+and validates everything first, and is all-or-nothing: any problem (a memory over the
+incoming-text gate's size limit among them) is reported as file:line with its reason and
+nothing is stored.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from services.errors import Problem, UserInputError, ValidationFailed
 from services.memory import Memory, memory_from_dict, now_iso
+from services.text.incoming import IncomingText
 
 EXPORT_VERSION = 1
 MAX_IMPORT_BYTES = 2 * 1024**3
@@ -45,9 +47,12 @@ def _decode(raw: bytes, where: str) -> str:
         ) from None
 
 
-def parse_import(raw: bytes, where: str, default_project: str | None = None) -> list[Memory]:
-    """Validate an export document or JSONL. Raises ValidationFailed listing every
-    problem; returns the memories only when there are none."""
+def parse_import(
+    raw: bytes, where: str, default_project: str | None = None, gate: IncomingText | None = None
+) -> list[Memory]:
+    """Validate an export document or JSONL (each memory within `gate`'s size limit, when
+    given). Raises ValidationFailed listing every problem; returns the memories only
+    when there are none. Redaction is the memory service's, when it stores them."""
     if b"\x00" in raw[:8192]:
         raise ValidationFailed(
             f"{where} looks binary; nothing was imported", [Problem(where, "contains NUL bytes")]
@@ -103,6 +108,10 @@ def parse_import(raw: bytes, where: str, default_project: str | None = None) -> 
         problems.extend(found)
         if memory is None:
             continue
+        too_large = gate.size_problem(memory.title, memory.content) if gate else None
+        if too_large:
+            problems.append(Problem(position, too_large))
+            continue
         if memory.id in seen:
             problems.append(
                 Problem(position, f"duplicate id {memory.id!r} (first at {seen[memory.id]})")
@@ -127,7 +136,9 @@ def _is_single_document(text: str) -> bool:
     return True
 
 
-def read_import_file(path: Path, default_project: str | None = None) -> list[Memory]:
+def read_import_file(
+    path: Path, default_project: str | None = None, gate: IncomingText | None = None
+) -> list[Memory]:
     try:
         size = path.stat().st_size
         if size > MAX_IMPORT_BYTES:
@@ -139,4 +150,4 @@ def read_import_file(path: Path, default_project: str | None = None) -> list[Mem
         raise UserInputError(f"{path}: is a folder, not a file") from None
     except PermissionError:
         raise UserInputError(f"{path}: permission denied") from None
-    return parse_import(raw, str(path), default_project)
+    return parse_import(raw, str(path), default_project, gate)

@@ -268,7 +268,11 @@ def test_ingest_from_a_file_plain_output(tmp_path: Path, engram_cli: EngramCli) 
 def test_ingest_without_memory_lines_stores_nothing(engram_cli: EngramCli) -> None:
     result = engram_cli("ingest", "--json", input="just prose\nno markers\n")
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == {"stored": [], "problems": []}
+    assert json.loads(result.stdout) == {
+        "stored": [],
+        "problems": [],
+        "redacted": {"count": 0, "kinds": {}},
+    }
 
 
 def test_import_reports_what_still_waits_for_embedding(
@@ -285,6 +289,7 @@ def test_import_reports_what_still_waits_for_embedding(
         "skipped": 0,
         "queued_for_embedding": 4,
         "superseded": [],
+        "redacted": {"count": 0, "kinds": {}},
     }
     assert engram_cli.json("stats")["waiting_for_embedding"] == 4
     engram_cli.ok("search", "anything")

@@ -1,0 +1,182 @@
+"""Judging a candidate secret: how random a value looks (entropy, a mix of character
+classes, not a run of words), whether it only stands for a secret (`<token>`, `${VAR}`,
+`changeme`) or is code, a path or a number, and whether a key names a secret
+(`DB_PASSWORD`, `apiKey`) or only describes one (`password_hash`, `token_budget`). Used by
+`services.text.redact`."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+
+# --- how random a value looks -----------------------------------------------------------
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of `text`'s character distribution."""
+    if not text:
+        return 0.0
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in Counter(text).values())
+
+
+def character_classes(text: str) -> int:
+    """How many of lower case, upper case and digits `text` mixes."""
+    return (
+        any(c.islower() for c in text)
+        + any(c.isupper() for c in text)
+        + any(c.isdigit() for c in text)
+    )
+
+
+_WORD_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_VOWELS = frozenset("aeiouAEIOU")
+
+
+def wordiness(text: str) -> float:
+    """Share of `text` in word-like parts (3+ letters with a vowel) once split at camel
+    case, digits and punctuation: near 1 for `getUserToken`, low for random tokens."""
+    if not text:
+        return 0.0
+    covered = sum(
+        len(part)
+        for part in _WORD_PART.findall(text)
+        if len(part) >= 3 and part.isalpha() and not _VOWELS.isdisjoint(part)
+    )
+    return covered / len(text)
+
+
+def looks_random(value: str, min_length: int = 16) -> bool:
+    """A value a machine made: long, no spaces, high entropy, letters mixed with digits
+    or cases, and not a run of words."""
+    return (
+        len(value) >= min_length
+        and not any(c.isspace() for c in value)
+        and shannon_entropy(value) >= 3.0
+        and character_classes(value) >= 2
+        and wordiness(value) < 0.6
+    )
+
+
+# --- values that only stand for a secret ---------------------------------------------------
+
+_PLACEHOLDER_WORDS = frozenset(
+    """changeme change-me change_me changeit password passwd pass secret token apikey
+    api-key api_key xxx none null nil true false undefined example placeholder redacted
+    hidden masked todo tbd dummy test fake sample mysecret mypassword yourpassword
+    your-password your_password your-token your_token your-api-key your_api_key
+    your-secret your_secret secretkey secret-key secret_key""".split()
+)
+_CODE_CHARS = frozenset("()[]{}<>`")
+_DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_NUMBER = re.compile(r"[-+]?[\d.,_]+(?:e[-+]?\d+)?[a-z%]{0,3}", re.I)
+_TYPE_NAMES = frozenset(
+    "str string int integer bool boolean bytes float number any object optional".split()
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """A value standing for a secret, not one: `<token>`, `${VAR}`, `$VAR`, `%VAR%`,
+    `{{ var }}`, `***`, `changeme`, `your-api-key`, a redaction."""
+    stripped = value.strip().strip("\"'")
+    if not stripped:
+        return True
+    lowered = stripped.lower()
+    return (
+        stripped[0] in "$%<{[*#"
+        or lowered in _PLACEHOLDER_WORDS
+        or len(set(lowered)) == 1
+        or lowered.startswith(("your", "my-", "my_", "insert", "replace", "enter", "put-"))
+        or "..." in stripped
+        or "…" in stripped
+        or "example" in lowered
+        or "placeholder" in lowered
+    )
+
+
+def is_code_or_path(value: str) -> bool:
+    """An expression, a type, a reference or a path rather than a literal secret."""
+    return (
+        not _CODE_CHARS.isdisjoint(value)
+        or _DOTTED_NAME.fullmatch(value) is not None
+        or value.lower() in _TYPE_NAMES
+        or value.startswith(("/", "~", "./", "../", "file:", "env:", "vault:", "http"))
+        or _NUMBER.fullmatch(value) is not None
+    )
+
+
+# --- keys that name a secret -----------------------------------------------------------------
+
+_KEY_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "pw"})
+_SECRET_WORDS = frozenset({"secret", "token", "credential", "credentials", "pat", "apikey"})
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "private",
+        "access",
+        "secret",
+        "signing",
+        "encryption",
+        "master",
+        "account",
+        "consumer",
+        "shared",
+        "app",
+        "service",
+        "client",
+    }
+)
+# A key ending in one of these describes a secret without holding one (`password_hash`,
+# `token_budget`, `api_key_file`).
+_NOT_SECRET_ENDINGS = frozenset(
+    """hash hashed hashes length len limit limits budget count counts max min maximum
+    minimum file path dir name names id ids type types field env var header prompt policy
+    expiry expires expiration ttl timeout size hint regex pattern label url uri endpoint
+    prefix suffix format kind usage rotation ref reset version mode enabled required
+    column table index store manager provider cache class prompt param params length
+    strength validator validation rules rule help text message error errors""".split()
+)
+
+
+def secret_kind_of_key(key: str) -> str | None:
+    """The kind of secret a key names (`DB_PASSWORD` → password), or None."""
+    parts = [part.lower() for part in _KEY_PART.findall(key)]
+    if not parts or parts[-1] in _NOT_SECRET_ENDINGS:
+        return None
+    words = set(parts)
+    if words & _PASSWORD_WORDS:
+        return "password"
+    if "aws" in words and "secret" in words:
+        return "aws-secret-key"
+    pairs = set(itertools.pairwise(parts))
+    if ("private", "key") in pairs:
+        return "private-key"
+    if ("api", "key") in pairs or "apikey" in words:
+        return "api-key"
+    if any((qualifier, "key") in pairs for qualifier in _KEY_QUALIFIERS):
+        return "secret"
+    if "token" in words:
+        return "token"
+    if words & _SECRET_WORDS:
+        return "secret"
+    return None
+
+
+def secret_value(value: str, kind: str, quoted: bool) -> bool:
+    """Whether the value of a key of `kind` is a secret worth redacting."""
+    if is_placeholder(value) or is_code_or_path(value):
+        return False
+    if kind != "password":
+        return looks_random(value)
+    if len(value) < 6:
+        return False
+    if not quoted and len(value) < 40:
+        words = _KEY_PART.findall(value)
+        # `password=user_password` is code; `DB_PASSWORD=hunter2` is not.
+        if len(words) >= 2 and not any(word.isdigit() for word in words) and "_" in value:
+            return False
+    mixed = character_classes(value) + (not value.isalnum()) >= 2
+    return mixed or len(value) >= 12 or value.isdigit()
