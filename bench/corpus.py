@@ -158,7 +158,10 @@ def machine() -> str:
 
 
 def update_doc(section: str, body: str, command: str) -> None:
-    """Replace this script's section of docs/benchmarks.md (between its markers)."""
+    """Replace this script's section of docs/benchmarks.md (between its markers);
+    ENGRAM_BENCH_NO_DOC=1 leaves the file alone (a trial run while tuning)."""
+    if os.environ.get("ENGRAM_BENCH_NO_DOC"):
+        return
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
