@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from services.activity.watch_rules import DEFAULT_SECRET_PATTERNS
-from services.errors import UserInputError
+from services.errors import Problem, UserInputError, ValidationFailed
 
 SETTINGS_FILE = "settings.json"
 T = TypeVar("T", bool, int, float, str)
@@ -483,29 +485,82 @@ def setting(key: str) -> Setting:
         raise UserInputError(f"unknown setting {key!r}; `engram config list` shows them") from None
 
 
-class Settings:
-    """Effective settings: defaults, then `settings.json`, then the environment."""
+REPAIR_HINT = (
+    "repair it with `engram config set KEY VALUE` or `engram config reset KEY` "
+    "(`engram config list` shows every value)"
+)
+# The JSON types a file may hold for each type of setting (a bool is not a number here,
+# and a list or null is never a string).
+_FILE_TYPES: dict[type, tuple[type, ...]] = {
+    bool: (bool, str),
+    int: (int, float, str),
+    float: (int, float, str),
+    str: (str,),
+}
 
-    def __init__(self, path: Path, environ: dict[str, str] | None = None) -> None:
+
+def _from_file(spec: Setting, raw: Any) -> Any:
+    """A value read from settings.json, checked like one typed by the user."""
+    fits = isinstance(raw, _FILE_TYPES[spec.type])
+    if not fits or (isinstance(raw, bool) and spec.type is not bool):
+        raise UserInputError(f"{spec.key}: {raw!r} is not a valid {spec.type.__name__}")
+    return spec.parse(raw)
+
+
+class Settings:
+    """Effective settings: defaults, then `settings.json`, then the environment.
+
+    A file with problems (not JSON, not an object, unknown keys, values of the wrong type,
+    NaN or out of range) is refused whole, naming file, key and value, unless opened with
+    `strict=False` as `engram config` does to repair it: then its valid values hold, the
+    others fall back to their defaults and `problems` lists them, and the next save keeps
+    the broken file as `settings.json.broken-<time>` and writes the valid values only.
+    An environment value is checked when read (the error names the variable). Saving
+    writes a temporary file, syncs it to disk, then replaces: a crash leaves the old file.
+    """
+
+    def __init__(
+        self, path: Path, environ: dict[str, str] | None = None, *, strict: bool = True
+    ) -> None:
         self.path = path
         self._environ = dict(os.environ if environ is None else environ)
+        self.problems: list[Problem] = []
+        self._invalid: dict[str, str] = {}  # known keys whose file value is refused
+        self.backed_up: Path | None = None  # where the last save kept a broken file
         self._stored: dict[str, Any] = self._read()
+        if strict and self.problems:
+            count = len(self.problems)
+            raise ValidationFailed(
+                f"{self.path}: {count} problem{'s' if count > 1 else ''} in the settings "
+                f"file; {REPAIR_HINT}",
+                self.problems,
+            )
 
     def _read(self) -> dict[str, Any]:
-        if not self.path.exists():
+        where = str(self.path)
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as error:
+            self.problems.append(Problem(where, f"cannot read settings ({error})"))
             return {}
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise UserInputError(f"{self.path}: cannot read settings ({error})") from None
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as error:
+            self.problems.append(Problem(where, f"cannot read settings: not JSON ({error})"))
+            return {}
         if not isinstance(data, dict):
-            raise UserInputError(f"{self.path}: settings must be a JSON object")
+            self.problems.append(Problem(where, "settings must be a JSON object"))
+            return {}
         values: dict[str, Any] = {}
         for key, raw in data.items():
             try:
-                values[key] = setting(key).parse(raw)
+                values[key] = _from_file(setting(key), raw)
             except UserInputError as error:
-                raise UserInputError(f"{self.path}: {error}") from None
+                self.problems.append(Problem(where, str(error)))
+                if key in _BY_KEY:
+                    self._invalid[key] = str(error)
         return values
 
     def source(self, key: str) -> str:
@@ -521,7 +576,7 @@ class Settings:
                 return spec.parse(self._environ[spec.env_var])
             except UserInputError as error:
                 raise UserInputError(
-                    f"{error} (set by the environment variable {spec.env_var})"
+                    f"{error} (set by the environment variable {spec.env_var}; change or unset it)"
                 ) from None
         return self._stored.get(key, spec.default)
 
@@ -567,23 +622,76 @@ class Settings:
         self._write()
         return value
 
+    def reset(self, key: str) -> Any:
+        """Go back to the default of `key` (its value leaves the file); returns it."""
+        spec = setting(key)
+        self._stored.pop(key, None)
+        self._write()
+        return spec.default
+
     def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.problems and self.path.exists():
+            self.backed_up = self._back_up_broken()
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(
-            json.dumps(self._stored, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        with temporary.open("w", encoding="utf-8") as handle:
+            handle.write(json.dumps(self._stored, indent=2, sort_keys=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
         temporary.replace(self.path)
+        _sync_folder(self.path.parent)
+        self.problems = []
+        self._invalid = {}
+
+    def _back_up_broken(self) -> Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = self.path.with_name(f"{self.path.name}.broken-{stamp}")
+        suffix = 2
+        while target.exists():
+            target = self.path.with_name(f"{self.path.name}.broken-{stamp}-{suffix}")
+            suffix += 1
+        shutil.copy2(self.path, target)
+        return target
+
+    def problem(self, key: str) -> str | None:
+        """What is wrong with the value of `key` (in the file or the environment)."""
+        try:
+            self.get(key)
+        except UserInputError as error:
+            return str(error)
+        return self._invalid.get(key)
 
     def items(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "key": s.key,
-                "value": self.get(s.key),
-                "default": s.default,
-                "source": self.source(s.key),
-                "description": s.description,
-                "choices": list(s.choices),
-            }
-            for s in SCHEMA
-        ]
+        """Every setting with its effective value; an invalid one shows its default and
+        says what is wrong under `problem`."""
+        result = []
+        for s in SCHEMA:
+            problem = self.problem(s.key)
+            result.append(
+                {
+                    "key": s.key,
+                    "value": self.get(s.key)
+                    if problem is None
+                    else self._stored.get(s.key, s.default),
+                    "default": s.default,
+                    "source": self.source(s.key),
+                    "description": s.description,
+                    "choices": list(s.choices),
+                    "problem": problem,
+                }
+            )
+        return result
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in `folder` durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +19,9 @@ from app.cli.common import (
     shown,
 )
 from services.filters import MemoryFilter
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 
 @cli.command()
@@ -119,26 +122,53 @@ def config() -> None:
     """Read and change settings (stored in settings.json in the data folder)."""
 
 
+def _repairable_settings(state: CliState) -> Settings:
+    """The settings as `engram config` reads them: a broken file does not stop it (its
+    valid values hold, the others are their defaults); what is wrong goes to stderr."""
+    from app.settings import SETTINGS_FILE, Settings
+
+    settings = Settings(state.data_dir / SETTINGS_FILE, strict=False)
+    for problem in settings.problems:
+        err(f"{problem} (not used)")
+    return settings
+
+
+def _say_repaired(settings: Settings) -> None:
+    if settings.backed_up is not None:
+        err(
+            f"{settings.path} had problems: rewritten with its valid values; "
+            f"the broken file is kept as {settings.backed_up}"
+        )
+
+
 @config.command(name="list")
 @json_option
 @pass_state
 @handle_errors
 def config_list(state: CliState, as_json: bool) -> None:
-    """Every setting with its value, default and where the value comes from."""
-    from app.settings import SETTINGS_FILE, Settings
-
-    items = Settings(state.data_dir / SETTINGS_FILE).items()
+    """Every setting with its value, default and where the value comes from; an invalid
+    value shows its default and what is wrong."""
+    settings = _repairable_settings(state)
+    items = settings.items()
     if as_json:
         emit_json(items)
         return
     from rich.table import Table
 
+    wrong = [item for item in items if item["problem"]]
     table = Table()
     for column in ("key", "value", "source", "description"):
         table.add_column(column)
+    if wrong:
+        table.add_column("problem")
     for item in items:
-        table.add_row(item["key"], str(item["value"]), item["source"], item["description"])
+        cells = [item["key"], str(item["value"]), item["source"], item["description"]]
+        table.add_row(*cells, *([item["problem"] or ""] if wrong else []))
     console().print(table)
+    if wrong or settings.problems:
+        from app.settings import REPAIR_HINT
+
+        err(f"fix: {REPAIR_HINT}")
 
 
 @config.command(name="get")
@@ -147,9 +177,7 @@ def config_list(state: CliState, as_json: bool) -> None:
 @pass_state
 @handle_errors
 def config_get(state: CliState, key: str, as_json: bool) -> None:
-    from app.settings import SETTINGS_FILE, Settings
-
-    value = Settings(state.data_dir / SETTINGS_FILE).get(key)
+    value = _repairable_settings(state).get(key)
     if as_json:
         emit_json({"key": key, "value": value})
     else:
@@ -163,10 +191,11 @@ def config_get(state: CliState, key: str, as_json: bool) -> None:
 @pass_state
 @handle_errors
 def config_set(state: CliState, key: str, value: str, as_json: bool) -> None:
-    from app.settings import SETTINGS_FILE, Settings
-
-    settings = Settings(state.data_dir / SETTINGS_FILE)
+    """Set KEY to VALUE (also repairs a broken settings file: its valid values are kept,
+    the file itself is kept as settings.json.broken-<time>)."""
+    settings = _repairable_settings(state)
     stored = settings.set(key, value)
+    _say_repaired(settings)
     if settings.source(key) == "env":
         from app.settings import setting
 
@@ -175,6 +204,22 @@ def config_set(state: CliState, key: str, value: str, as_json: bool) -> None:
         emit_json({"key": key, "value": stored})
     else:
         say(f"{key} = {stored}")
+
+
+@config.command(name="reset")
+@click.argument("key")
+@json_option
+@pass_state
+@handle_errors
+def config_reset(state: CliState, key: str, as_json: bool) -> None:
+    """Put KEY back to its default (also repairs a broken settings file, like set)."""
+    settings = _repairable_settings(state)
+    default = settings.reset(key)
+    _say_repaired(settings)
+    if as_json:
+        emit_json({"key": key, "value": default})
+    else:
+        say(f"{key} = {default} (the default)")
 
 
 @config.command(name="set-key")

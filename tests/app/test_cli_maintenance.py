@@ -239,12 +239,17 @@ def test_bad_settings_file_is_a_clear_error(engram_cli: EngramCli) -> None:
         ('{"retrieval.limits": 3}', "unknown setting 'retrieval.limits'"),
     ):
         settings.write_text(content, encoding="utf-8")
-        for args in (["config", "list"], ["list"], ["add", "x"]):
+        for args in (["list"], ["add", "x"]):
             result = engram_cli(*args)
             assert result.exit_code == 2, (content, args, result.stderr)
             assert message in result.stderr, (content, args)
             assert str(settings) in result.stderr, (content, args)
+            assert "engram config set KEY VALUE" in result.stderr
             assert "bug" not in result.stderr
+        # engram config still works, to repair it
+        listed = engram_cli("config", "list")
+        assert listed.exit_code == 0, listed.stderr
+        assert message in listed.stderr and str(settings) in listed.stderr
     settings.write_text('{"retrieval.limit": 4}', encoding="utf-8")
     assert engram_cli.json("config", "get", "retrieval.limit")["value"] == 4
 

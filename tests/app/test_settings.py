@@ -111,6 +111,7 @@ def test_layers_default_file_environment(tmp_path: Path) -> None:
         "source": "default",
         "description": setting("retrieval.limit").description,
         "choices": [],
+        "problem": None,
     }
 
 
