@@ -131,6 +131,7 @@ class VectorIndex:
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._set_aside_once = False
+        self._damage_lock = threading.Lock()
         # Called with the new name of a damaged folder just set aside.
         self.on_set_aside: Callable[[Path], None] | None = None
 
@@ -144,14 +145,15 @@ class VectorIndex:
         message = f"{self.location}: {doing} ({error})"
         if self._path is None or self._host or not is_damage(error):
             return VectorStoreUnavailable(message)
-        if self._set_aside_once:
-            return VectorIndexDamaged(message)
-        self._set_aside_once = True
-        try:
-            moved = self.set_aside()
-        except OSError as move_error:
-            log.warning("cannot set the damaged vector index aside: %s", move_error)
-            return VectorIndexDamaged(message)
+        with self._damage_lock:  # a search thread and a write may both find it
+            if self._set_aside_once:
+                return VectorIndexDamaged(message)
+            self._set_aside_once = True
+            try:
+                moved = self.set_aside()
+            except OSError as move_error:
+                log.warning("cannot set the damaged vector index aside: %s", move_error)
+                return VectorIndexDamaged(message)
         log.info("damaged vector index set aside as %s: %s", moved, error)
         if self.on_set_aside is not None:
             self.on_set_aside(moved)
