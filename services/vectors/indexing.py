@@ -1,6 +1,7 @@
 """`Indexer`: keeps the vector index in step with SQLite.
 
-Embeds new and changed memories (whole text, plus chunks of long ones), reconciles the
+Embeds new and changed memories (whole text, plus at most MAX_CHUNK_VECTORS chunks of a
+long one; batches bounded in content, `content_batches`), reconciles the
 index with the records at start (a record without a vector is queued, an orphan vector
 is removed), rebuilds everything on `reindex`, and carries out a change of embedding
 model step by step while the old vectors keep serving. A failing embedder or vector
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,10 @@ log = logging.getLogger(__name__)
 ACTIVE_MODEL_KEY = "embedder.active_model"
 ACTIVE_CONFIG_KEY = "embedder.active_config"
 DIMENSION_KEY = "embedder.active_dimension"
+# A batch embedded and written at once holds at most this much content (a longer memory
+# is a batch alone: its whole text and at most MAX_CHUNK_VECTORS chunks), so a batch of
+# big memories never holds thousands of chunks' texts and vectors at once.
+BATCH_CONTENT_CHARS = 1_000_000
 # Reconcile deletes orphan vectors only when they are at most this many, or at most half
 # of the index: more means the records, not the vectors, are what went wrong.
 ORPHANS_ALWAYS_REMOVED = 10
@@ -48,6 +53,23 @@ class ReconcileReport:
 
 def memory_embedding_text(memory: Memory) -> str:
     return f"{memory.title}\n{memory.content}"
+
+
+def content_batches(
+    memories: Sequence[Memory], batch_size: int, max_chars: int = BATCH_CONTENT_CHARS
+) -> Iterator[Sequence[Memory]]:
+    """Consecutive memories in batches of at most `batch_size` whose content stays
+    within `max_chars` (a longer memory alone)."""
+    start = 0
+    while start < len(memories):
+        end, size = start, 0
+        while end < len(memories) and end - start < batch_size:
+            size += len(memories[end].content)
+            if end > start and size > max_chars:
+                break
+            end += 1
+        yield memories[start:end]
+        start = end
 
 
 def damage_notice(moved: Path, waiting: int) -> str:
@@ -117,8 +139,7 @@ class Indexer:
         is logged; nothing is raised, nothing is lost.
         """
         done = 0
-        for start in range(0, len(memories), batch_size):
-            batch = memories[start : start + batch_size]
+        for batch in content_batches(memories, batch_size):
             try:
                 items = self._items(batch, self.embedder)
                 try:
@@ -257,8 +278,9 @@ class ModelChange:
         batch = self.store.unstaged(self.target.model_id, batch_size)
         if batch:
             indexer = Indexer(self.store, self.vectors, self.target)
-            for project, items in indexer._items(batch, self.target).items():
-                self.vectors.upsert(self.target.model_id, project, items)
+            for part in content_batches(batch, batch_size):
+                for project, items in indexer._items(part, self.target).items():
+                    self.vectors.upsert(self.target.model_id, project, items)
             self.store.mark_staged([m.id for m in batch], self.target.model_id)
             return max(1, self.remaining())
         self.store.promote_staged(self.target.model_id)

@@ -1,5 +1,6 @@
 """Embeddings from a GGUF model file through llama-cpp-python (any model llama.cpp
-can run in embedding mode)."""
+can run in embedding mode). A text is cut to what the context can hold before it is
+tokenized (`base.clipped`), then to the context's tokens."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from services.errors import EmbedderUnavailable
-from services.vectors.embeddings.base import Vectors, normalise
+from services.vectors.embeddings.base import Vectors, clipped, normalise
 
 
 class GGUFEmbedder:
@@ -66,9 +67,9 @@ class GGUFEmbedder:
             return np.zeros((0, self._dimension), dtype=np.float32)
         rows = []
         with self._lock:
-            for text in texts:
-                tokens = self._llama.tokenize((text or " ").encode("utf-8"))
+            for text in clipped(texts, self._context_tokens):
+                tokens = self._llama.tokenize(text.encode("utf-8"))
                 tokens = tokens[: self._context_tokens - 2]
-                clipped = self._llama.detokenize(tokens).decode("utf-8", errors="ignore")
-                rows.append(np.asarray(self._llama.embed(clipped or " "), dtype=np.float32))
+                kept = self._llama.detokenize(tokens).decode("utf-8", errors="ignore")
+                rows.append(np.asarray(self._llama.embed(kept or " "), dtype=np.float32))
         return normalise(np.vstack(rows))

@@ -1,6 +1,10 @@
 """Embeddings from an OpenAI-compatible `/v1/embeddings` endpoint (LM Studio, Ollama,
 a cloud service). Nothing is sent anywhere unless the user configured this endpoint;
-the API key comes from keyring, never from a file."""
+the API key comes from keyring, never from a file.
+
+A text is cut to `base.clip_chars(max_input_tokens)` characters before it is sent (8,192
+tokens, the input limit of common embedding endpoints, at the generous bound of
+characters per token), so a huge memory is never sent whole; its chunks carry the rest."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import httpx
 import numpy as np
 
 from services.errors import EmbedderUnavailable
-from services.vectors.embeddings.base import Vectors, normalise
+from services.vectors.embeddings.base import Vectors, clipped, normalise
 
 
 class OpenAIEmbedder:
@@ -22,12 +26,14 @@ class OpenAIEmbedder:
         dimension: int | None = None,
         timeout_s: float = 30.0,
         batch_size: int = 64,
+        max_input_tokens: int = 8192,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self._url = base_url.rstrip("/") + ("" if base_url.rstrip("/").endswith("/v1") else "/v1")
         self._model = model
         self._dimension = dimension
         self._batch_size = batch_size
+        self._max_input_tokens = max_input_tokens
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout_s, headers=headers, transport=transport)
 
@@ -44,7 +50,8 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         rows: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):
-            rows.extend(self._request(list(texts[start : start + self._batch_size])))
+            batch = texts[start : start + self._batch_size]
+            rows.extend(self._request(clipped(batch, self._max_input_tokens)))
         if not rows:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
         vectors = normalise(np.asarray(rows, dtype=np.float32))
