@@ -41,14 +41,14 @@ class IncomingText:
         if size <= self.max_bytes:
             return None
         return (
-            f"{size:,} bytes (title and content, UTF-8) is more than the {self.max_bytes:,} "
+            f"{size:,} bytes (title and content, UTF-8), more than the {self.max_bytes:,} "
             f"a memory may hold (setting {SIZE_SETTING})"
         )
 
     def check_size(self, title: str, content: str, what: str = "the memory") -> None:
         problem = self.size_problem(title, content)
         if problem is not None:
-            raise UserInputError(f"{what}: {problem}; nothing was stored")
+            raise UserInputError(f"{what} is {problem}; nothing was stored")
 
     def text(self, text: str, found: Counter[str]) -> str:
         """`text` with its secrets redacted; their kinds counted into `found`."""
@@ -66,12 +66,18 @@ class IncomingText:
 
     def fields(self, data: dict[str, Any], found: Counter[str]) -> dict[str, Any]:
         """A copy of `data` (a memory's fields, or changes to them) whose text fields are
-        redacted; a redacted title still fits its limit."""
+        redacted; a redacted title still fits its limit. A title or summary mostly
+        repeats the content, so each kind counts as often as the field holding it most
+        (one token in the content and the title derived from it is one secret)."""
         cleaned = dict(data)
+        counted = Counter[str]()
         for name in TEXT_FIELDS:
             value = cleaned.get(name)
             if isinstance(value, str):
-                cleaned[name] = self.text(value, found)
+                in_field = Counter[str]()
+                cleaned[name] = self.text(value, in_field)
+                counted |= in_field
+        found.update(counted)
         title = cleaned.get("title")
         if isinstance(title, str) and len(title) > MAX_TITLE_CHARS >= len(data["title"]):
             cleaned["title"] = title[: MAX_TITLE_CHARS - 1].rstrip() + "…"

@@ -35,7 +35,6 @@ from services.text.secret_values import (
     looks_random,
     secret_kind_of_key,
     secret_value,
-    wordiness,
 )
 
 PLACEHOLDER_PREFIX = "[redacted:"
@@ -91,10 +90,6 @@ def _basic_credentials(value: str) -> bool:
     return ":" in text and text.isprintable() and "\ufffd" not in text
 
 
-def _letters_and_digits(value: str) -> bool:
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-
-
 SHAPE_RULES: tuple[Rule, ...] = (
     Rule(
         "github-token",
@@ -126,13 +121,13 @@ SHAPE_RULES: tuple[Rule, ...] = (
         "anthropic-key",
         ("sk-ant-",),
         re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,255}(?![\w-])"),
-        _letters_and_digits,
+        lambda token: looks_random(token[7:], 20),
     ),
     Rule(
         "openai-key",
         ("sk-",),
         re.compile(r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255}(?![\w-])"),
-        lambda token: _letters_and_digits(token) and wordiness(token) < 0.6,
+        lambda token: looks_random(token.split("-", 1)[1], 20),
     ),
     Rule(
         "stripe-key",
@@ -169,7 +164,7 @@ SHAPE_RULES: tuple[Rule, ...] = (
         ("://",),
         re.compile(
             r"://[^\s:/@?#\[\]]{0,256}:"
-            r"(?P<value>[^\s/@?#]{1,256})@(?=[\w\[])"
+            r"(?P<value>[^\s/@?]{1,256})@(?=[\w\[])"
         ),
         lambda password: not is_placeholder(password),
         starts_token=False,

@@ -31,13 +31,15 @@ def character_classes(text: str) -> int:
     )
 
 
-_WORD_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_VOWELS = frozenset("aeiouAEIOU")
+_WORD_PART = re.compile(r"[A-Z]?[a-z]+")
+_VOWELS = frozenset("aeiou")
 
 
 def wordiness(text: str) -> float:
-    """Share of `text` in word-like parts (3+ letters with a vowel) once split at camel
-    case, digits and punctuation: near 1 for `getUserToken`, low for random tokens."""
+    """Share of `text` in word-like parts (3+ letters, lower case after a first capital,
+    with a vowel) once split at camel case, digits and punctuation: near 1 for
+    `getUserToken`, low for random tokens. Capital runs never count: random capitals
+    often hold a vowel."""
     if not text:
         return 0.0
     covered = sum(
@@ -72,6 +74,7 @@ _PLACEHOLDER_WORDS = frozenset(
 _CODE_CHARS = frozenset("()[]{}<>`")
 _DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _NUMBER = re.compile(r"[-+]?[\d.,_]+(?:e[-+]?\d+)?[a-z%]{0,3}", re.I)
+_PATH_STARTS = ("/", "~", "./", "../", "file:", "env:", "vault:", "http")
 _TYPE_NAMES = frozenset(
     "str string int integer bool boolean bytes float number any object optional".split()
 )
@@ -96,14 +99,19 @@ def is_placeholder(value: str) -> bool:
     )
 
 
-def is_code_or_path(value: str) -> bool:
-    """An expression, a type, a reference or a path rather than a literal secret."""
+def is_code_or_path(value: str, quoted: bool = False) -> bool:
+    """A number, a path, or (unquoted) an expression, a type or a reference rather than
+    a literal secret. A quoted value is a literal whatever its characters."""
+    if _NUMBER.fullmatch(value) is not None:
+        return True
+    if value.startswith(_PATH_STARTS) and not looks_random(value):
+        return True
+    if quoted:
+        return False
     return (
         not _CODE_CHARS.isdisjoint(value)
-        or _DOTTED_NAME.fullmatch(value) is not None
+        or (_DOTTED_NAME.fullmatch(value) is not None and not any(c.isdigit() for c in value))
         or value.lower() in _TYPE_NAMES
-        or value.startswith(("/", "~", "./", "../", "file:", "env:", "vault:", "http"))
-        or _NUMBER.fullmatch(value) is not None
     )
 
 
@@ -111,6 +119,7 @@ def is_code_or_path(value: str) -> bool:
 
 _KEY_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "pw"})
+_RUN_TOGETHER = ("password", "passwd", "token", "secret", "apikey")
 _SECRET_WORDS = frozenset({"secret", "token", "credential", "credentials", "pat", "apikey"})
 _KEY_QUALIFIERS = frozenset(
     {
@@ -146,7 +155,8 @@ def secret_kind_of_key(key: str) -> str | None:
     parts = [part.lower() for part in _KEY_PART.findall(key)]
     if not parts or parts[-1] in _NOT_SECRET_ENDINGS:
         return None
-    words = set(parts)
+    # Run-together names end in the word: PGPASSWORD, AUTHTOKEN, clientsecret.
+    words = set(parts) | {word for word in _RUN_TOGETHER if parts[-1].endswith(word)}
     if words & _PASSWORD_WORDS:
         return "password"
     if "aws" in words and "secret" in words:
@@ -167,7 +177,7 @@ def secret_kind_of_key(key: str) -> str | None:
 
 def secret_value(value: str, kind: str, quoted: bool) -> bool:
     """Whether the value of a key of `kind` is a secret worth redacting."""
-    if is_placeholder(value) or is_code_or_path(value):
+    if is_placeholder(value) or is_code_or_path(value, quoted):
         return False
     if kind != "password":
         return looks_random(value)
