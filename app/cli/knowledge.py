@@ -104,6 +104,7 @@ def project_context_save(
         todos=list(todos) if todos else empty,
         decisions=list(decisions) if decisions else empty,
         catalogue=parsed if parsed is not None else ({} if replace else None),
+        incoming=engram.service.incoming,
     )
     if as_json:
         emit_json({"context": saved.to_dict(), "snapshot": entry.to_dict()})
