@@ -5,6 +5,12 @@ paragraphs and packed into chunks; nothing is longer than `max_tokens`. Oversize
 paragraphs split on sentences, then words, then characters, so any input (a 10 MB
 log, a single enormous line) chunks without loss: joining the chunks' text gives back
 every non-whitespace character of the input in order.
+
+A huge memory is chunked only so far: at most `max_chunks` chunks (MAX_CHUNKS, as many
+as get a vector), read from at most MAX_CHUNK_CHARS_PER_TOKEN characters per token they
+can hold. What lies beyond is still stored whole and found by keywords (the memory's own
+full-text row), but has no chunk of its own: neither a chunk's keyword row nor a vector.
+Below that bound the property above holds.
 """
 
 from __future__ import annotations
@@ -15,6 +21,10 @@ from dataclasses import dataclass
 from services.tokens import TokenCounter, count_tokens
 
 MAX_CHUNK_TOKENS = 500
+MAX_CHUNKS = 256
+# Characters read per token the chunks can hold: far more than any text needs (a token
+# is a few characters; whitespace is free), so the cut only ever falls past the last chunk.
+MAX_CHUNK_CHARS_PER_TOKEN = 16
 
 _FENCE = re.compile(
     r"^(?P<indent>[ \t]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\s`]*)[^\n]*\n"
@@ -111,12 +121,19 @@ def _split_code(body: str, max_tokens: int, counter: TokenCounter) -> list[str]:
 
 
 def chunk_content(
-    content: str, max_tokens: int = MAX_CHUNK_TOKENS, counter: TokenCounter = count_tokens
+    content: str,
+    max_tokens: int = MAX_CHUNK_TOKENS,
+    counter: TokenCounter = count_tokens,
+    max_chunks: int = MAX_CHUNKS,
 ) -> list[Chunk]:
-    """Split `content` into ordered chunks of at most `max_tokens` tokens each."""
+    """Split `content` into ordered chunks of at most `max_tokens` tokens each, the
+    first `max_chunks` of them (see the module docstring for what is left out)."""
+    content = content[: max_chunks * max(1, max_tokens) * MAX_CHUNK_CHARS_PER_TOKEN]
     raw: list[tuple[str, str, str | None]] = []
     position = 0
     for match in _FENCE.finditer(content):
+        if len(raw) >= max_chunks:
+            break
         raw.extend(
             ("prose", p, None)
             for p in _split_prose(content[position : match.start()], max_tokens, counter)
@@ -126,8 +143,11 @@ def chunk_content(
             ("code", p, language) for p in _split_code(match.group("body"), max_tokens, counter)
         )
         position = match.end()
-    raw.extend(("prose", p, None) for p in _split_prose(content[position:], max_tokens, counter))
+    if len(raw) < max_chunks:
+        raw.extend(
+            ("prose", p, None) for p in _split_prose(content[position:], max_tokens, counter)
+        )
     return [
         Chunk(index=i, kind=kind, text=text, token_count=counter(text), language=language)
-        for i, (kind, text, language) in enumerate(raw)
+        for i, (kind, text, language) in enumerate(raw[:max_chunks])
     ]
