@@ -35,6 +35,7 @@ STEPS = [
     ["temporal.py"],
     ["temporal.py", "--seed", "7"],
     ["rem_cycle.py", "--sizes", "1000", "10000"],
+    ["redaction.py"],
 ]
 
 if __name__ == "__main__":
