@@ -309,7 +309,7 @@ SCHEMA: tuple[Setting, ...] = (
         int,
         8000,
         "Token budget of the assembled context",
-        minimum=64,
+        minimum=120,
         maximum=200_000,
     ),
     Setting(
