@@ -17,6 +17,11 @@ stand on their own, middle ones are ties the model may break, low ones are compa
 Values are recognised by kind — durations, sizes, rates, counts, versions, and names of
 tools and services by category (databases, error trackers, HTTP clients, queues…) —
 so "kept for 30 days" (retention) never conflicts with "logs at INFO" (log level).
+
+A memory is read by its start: its first READ_CHARS characters and READ_SENTENCES
+sentences. What a note states it states there; a pasted log or file of megabytes read
+whole made one comparison take minutes (the negation check compares every sentence of
+one with every sentence of the other).
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ from services.knowledge.cue_vocabulary import (
 )
 from services.text.words import code_spans
 from services.text.words import sentences as split_sentences
+
+READ_CHARS = 20_000
+READ_SENTENCES = 200
 
 # --- values -------------------------------------------------------------------------------
 
@@ -256,7 +264,8 @@ def read(
     file_refs: Iterable[str] = (),
     created_at: str = "",
 ) -> Reading:
-    """The cues' reading of one memory (title and content)."""
+    """The cues' reading of one memory (title and the start of its content)."""
+    content = content[:READ_CHARS]
     # Code names that contain spaces are commands or routes, not what a memory is about.
     names = frozenset(
         n.strip()
@@ -267,7 +276,7 @@ def read(
     statements: list[Statement] = []
     sentences: list[frozenset[str]] = []
     negated: list[bool] = []
-    for sentence in split_sentences(plain, clauses=True):
+    for sentence in split_sentences(plain, clauses=True)[:READ_SENTENCES]:
         found = sentence_statements(sentence, title)
         statements.extend(found)
         sentences.append(frozenset(_subject_words(sentence, found)))

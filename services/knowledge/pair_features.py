@@ -7,6 +7,9 @@ in the later) and how far apart they were written.
 Every feature is a general reading of wording and structure, never of particular items;
 the weights that combine them are fitted with cross-validation (bench/fit_conflicts.py)
 and live in `services.knowledge.conflict_weights`.
+
+Like the cues, a pair text is the start of a memory (`cues.READ_CHARS`, `READ_SENTENCES`):
+the sentence clashes compare every sentence of one with every sentence of the other.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from services.knowledge.cues import Cues
+from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.memory import Memory, parse_time
 from services.text.words import STOPWORDS, code_spans, without_code, without_fences
 from services.text.words import sentences as split_sentences
@@ -143,7 +146,8 @@ class PairText:
 
 
 def read_pair_text(memory: Memory) -> PairText:
-    text = f"{memory.title}. {memory.content}"
+    content = memory.content[:READ_CHARS]
+    text = f"{memory.title}. {content}"
     plain = " ".join(without_fences(text).split()).lower()
     names = {s.strip().lower() for s in code_spans(text, 2, 80)}
     names |= {m.group(0).lower() for m in _IDENTIFIER.finditer(without_fences(text))}
@@ -152,11 +156,14 @@ def read_pair_text(memory: Memory) -> PairText:
         plain=plain,
         title_words=frozenset(_content_words(memory.title.lower())),
         words=frozenset(_content_words(plain)),
-        frame=frozenset(_content_words(without_code(memory.content).lower())),
+        frame=frozenset(_content_words(without_code(content).lower())),
         names=frozenset(names),
         versions=frozenset(_VERSION.findall(plain)),
         numbers=frozenset(n for n, _ in _NUMBER.findall(plain)),
-        sentences=tuple(_sentence_reading(piece) for piece in split_sentences(plain, clauses=True)),
+        sentences=tuple(
+            _sentence_reading(piece)
+            for piece in split_sentences(plain, clauses=True)[:READ_SENTENCES]
+        ),
         change=len(CHANGE.findall(plain)),
         hedge=len(HEDGE.findall(plain)),
         negations=len(NEGATION.findall(plain)),

@@ -58,6 +58,7 @@ from __future__ import annotations
 import calendar
 import functools
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -241,14 +242,19 @@ def _add_months(day: date, months: int) -> date:
     return first.replace(day=min(day.day, _month_end(first).day))
 
 
+@functools.lru_cache(maxsize=4)
+def _sentence_cuts(text: str) -> tuple[list[int], list[int]]:
+    """Where the sentence breaks of `text` start and end, found once per text (a long
+    memory has a phrase to resolve in many of its sentences)."""
+    cuts = list(_SENTENCE_END.finditer(text))
+    return [cut.start() for cut in cuts], [cut.end() for cut in cuts]
+
+
 def _sentence(text: str, start: int) -> str:
-    begin = 0
-    for cut in _SENTENCE_END.finditer(text):
-        if cut.end() <= start:
-            begin = cut.end()
-        else:
-            return text[begin : cut.start()]
-    return text[begin:]
+    starts, ends = _sentence_cuts(text)
+    index = bisect_right(ends, start)  # the breaks that end at or before `start`
+    begin = ends[index - 1] if index else 0
+    return text[begin : starts[index]] if index < len(starts) else text[begin:]
 
 
 def sentence_at(text: str, start: int) -> str:

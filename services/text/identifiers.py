@@ -3,6 +3,10 @@
 A query names identifiers when it has backticked spans, camelCase or PascalCase words
 with an inner capital, snake_case or SCREAMING_CASE, dotted names (`os.path`,
 `refunds.py`), paths (`src/app/main.py`) or calls (`name(`).
+
+Only the first MAX_QUERY_CHARS characters of a query are read: a search names its
+identifiers there (the retriever uses the first few), and a pasted log of megabytes
+read whole took minutes.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ _CAMEL = re.compile(r"\b[a-z][a-z0-9]*[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b")
 _SNAKE = re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
 _WORD_IN_SPAN = re.compile(r"[A-Za-z_][\w.:/-]*[\w]")
+MAX_QUERY_CHARS = 2000
 
 
 def query_identifiers(query: str) -> list[str]:
     """Identifiers named in `query`, in order of first appearance, without duplicates
     and without the parts of a longer one (`pdf.py` is not repeated for `src/pdf.py`)."""
+    query = query[:MAX_QUERY_CHARS]
     found: list[tuple[int, str]] = []
     for match in _BACKTICKED.finditer(query):
         span = match.group(1).strip()
@@ -42,7 +48,12 @@ def query_identifiers(query: str) -> list[str]:
         seen.add(identifier)
         result.append(identifier)
     # A path or dotted name counts once, not again through its parts.
-    return [i for i in result if not any(other != i and mentions(other, i) for other in result)]
+    # (`i in other` first: a plain substring test rules out nearly every pair cheaply.)
+    return [
+        i
+        for i in result
+        if not any(other != i and i in other and mentions(other, i) for other in result)
+    ]
 
 
 def _looks_like_code(word: str) -> bool:
