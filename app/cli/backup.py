@@ -178,7 +178,12 @@ def salvage(state: CliState, output: Path | None, as_json: bool) -> None:
         output.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     report = salvage_rows(database, output)
     tables = {
-        name: {"recovered": t.recovered, "unreadable": t.unreadable, "dropped": t.dropped}
+        name: {
+            "recovered": t.recovered,
+            "unreadable": t.unreadable,
+            "end_unreadable": t.end_unreadable,
+            "dropped": t.dropped,
+        }
         for name, t in report.tables.items()
     }
     if as_json:
@@ -188,6 +193,7 @@ def salvage(state: CliState, output: Path | None, as_json: bool) -> None:
                 "method": report.method,
                 "memories": report.memories,
                 "unreadable": report.unreadable,
+                "damaged_tables": report.damaged_tables,
                 "tables": tables,
             }
         )
@@ -196,13 +202,25 @@ def salvage(state: CliState, output: Path | None, as_json: bool) -> None:
     click.echo(f"salvaged {report.memories} memories into {output} ({whole})")
     for name, counts in sorted(tables.items()):
         if any(counts.values()):
-            lost = f", {counts['unreadable']} unreadable" if counts["unreadable"] else ""
-            dropped = (
-                f", {counts['dropped']} dropped (their memory was lost)"
-                if counts["dropped"]
+            click.echo(f"  {name}: {_table_line(counts)}")
+    if report.unreadable or report.damaged_tables:
+        err(
+            f"{report.unreadable} rows could not be read"
+            + (
+                f"; the end of {', '.join(report.damaged_tables)} could not be read either"
+                if report.damaged_tables
                 else ""
             )
-            click.echo(f"  {name}: {counts['recovered']} rows{lost}{dropped}")
-    if report.unreadable:
-        err(f"{report.unreadable} rows could not be read and are lost")
+        )
     click.echo(f"to use it: engram restore {output}")
+
+
+def _table_line(counts: dict[str, Any]) -> str:
+    parts = [f"{counts['recovered']} rows"]
+    if counts["unreadable"]:
+        parts.append(f"{counts['unreadable']} unreadable")
+    if counts["end_unreadable"]:
+        parts.append("its end unreadable" if counts["recovered"] else "nothing readable")
+    if counts["dropped"]:
+        parts.append(f"{counts['dropped']} dropped (their memory was lost)")
+    return ", ".join(parts)

@@ -155,13 +155,16 @@ ALL_MODELS: tuple[type[pw.Model], ...] = (
 
 
 class EngramDatabase(pw.SqliteDatabase):
-    """The peewee database, knowing whether it was opened read-only."""
+    """The peewee database, knowing whether it was opened read-only and why (the
+    folder or file cannot be written, or the disk is full)."""
 
     read_only: bool = False
+    disk_full: bool = False
 
 
 DAMAGE_WORDS = ("malformed", "not a database", "file is encrypted", "disk image")
 FULL_WORDS = ("database or disk is full", "disk is full", "sqlite_full")
+FULL_BELOW = 1 << 20  # bytes free under which a failing write is put down to a full disk
 
 
 def damaged_message(path: Path, what: str) -> StoreDamaged:
@@ -180,6 +183,16 @@ def damaged_message(path: Path, what: str) -> StoreDamaged:
 
 def disk_full_message(path: Path) -> DiskFull:
     return DiskFull(f"the disk holding {path.parent} is full; nothing was changed")
+
+
+def disk_is_full(folder: Path) -> bool:
+    """Less than `FULL_BELOW` left for this user on the disk holding `folder` (SQLite
+    reports a write that ran out of space as a "disk I/O error" as often as "full")."""
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return False
+    return stat.f_bavail * stat.f_frsize < FULL_BELOW
 
 
 def read_only_message(path: Path, action: str = "write", reading: bool = True) -> StoreReadOnly:
@@ -204,6 +217,8 @@ def describe_sqlite_error(error: BaseException, path: Path) -> StoreUnavailable:
     """Turn a sqlite/peewee operational error into a message that names the file."""
     text = str(error).lower()
     if any(word in text for word in FULL_WORDS):
+        return disk_full_message(path)
+    if "disk i/o error" in text and disk_is_full(path.parent):
         return disk_full_message(path)
     if any(word in text for word in DAMAGE_WORDS):
         return damaged_message(path, str(error))
@@ -277,7 +292,14 @@ def open_database(
     if not _prepare_folder(path):
         database = _open_read_only(path, busy_timeout_ms)
     else:
-        database = _open_writable(path, busy_timeout_ms, backup_keep)
+        try:
+            database = _open_writable(path, busy_timeout_ms, backup_keep)
+        except DiskFull:
+            # Reading needs no space (but the write-ahead log's shared memory does):
+            # searches still work, and writes say the disk is full.
+            if not path.is_file() or path.stat().st_size == 0:
+                raise
+            database = _open_read_only(path, busy_timeout_ms, disk_full=True)
     database_proxy.initialize(database)
     return database
 
@@ -310,7 +332,7 @@ def _open_writable(path: Path, busy_timeout_ms: int, backup_keep: int) -> pw.Sql
     return database
 
 
-def _open_read_only(path: Path, busy_timeout_ms: int) -> pw.SqliteDatabase:
+def _open_read_only(path: Path, busy_timeout_ms: int, disk_full: bool = False) -> pw.SqliteDatabase:
     """Open for reading only. Without a write-ahead log beside it the file is opened as
     immutable (nothing waits in a log; opening it otherwise would leave a log and a
     shared-memory file as unwritable as the database, which later writes trip on).
@@ -328,6 +350,7 @@ def _open_read_only(path: Path, busy_timeout_ms: int) -> pw.SqliteDatabase:
             timeout=busy_timeout_ms / 1000,
         )
         opened.read_only = True
+        opened.disk_full = disk_full
         database: pw.SqliteDatabase = opened
         try:
             database.connect(reuse_if_open=True)
@@ -375,6 +398,8 @@ class SqliteStore:
         other processes write, it waits (SQLite's busy timeout, then jittered retries,
         `WRITE_WAIT_S` in all) and says so after a few seconds. Inside another write it
         is a savepoint of that one. A store opened read-only refuses at once."""
+        if getattr(self.database, "disk_full", False):
+            raise disk_full_message(self.path)
         if self.read_only:
             raise read_only_message(self.path, self.write_action)
         try:

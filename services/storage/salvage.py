@@ -21,7 +21,9 @@ from services.errors import UserInputError
 from services.storage.backup import memory_count, quick_check
 from services.storage.migrations import migrate
 
-RANGE = 256  # rowids read at once before a failing range is split
+RANGE = 256  # rows read at once; the window of rowids rescued after a failed read
+GIVE_UP_WINDOWS = 4  # windows giving nothing before the jumps start doubling
+MAX_ROWID = 1 << 62
 # Rebuilt rather than copied: the FTS5 index (its shadow tables hold no records) and
 # the list of applied migrations (the fresh database has the current schema).
 SKIPPED_PREFIXES = ("memory_fts", "schema_migrations", "sqlite_")
@@ -30,7 +32,9 @@ SKIPPED_PREFIXES = ("memory_fts", "schema_migrations", "sqlite_")
 @dataclass
 class TableSalvage:
     recovered: int = 0
-    unreadable: int = 0  # rowids that could not be read (an upper bound of the lost rows)
+    # rowids between readable rows that could not be read (about the rows lost there)
+    unreadable: int = 0
+    end_unreadable: bool = False  # reading stopped at damage: rows after it may be lost
     dropped: int = 0  # readable rows left out: their memory was lost
 
 
@@ -44,6 +48,11 @@ class SalvageReport:
     @property
     def unreadable(self) -> int:
         return sum(t.unreadable for t in self.tables.values())
+
+    @property
+    def damaged_tables(self) -> list[str]:
+        """Tables whose end could not be read (all of it, when nothing was recovered)."""
+        return [name for name, t in self.tables.items() if t.end_unreadable]
 
 
 def salvage(source: Path, output: Path) -> SalvageReport:
@@ -164,30 +173,15 @@ def _copy_whole(
             fresh.execute(insert, row)
             result.recovered += 1
     except sqlite3.DatabaseError:
-        result.unreadable += 1
+        result.end_unreadable = True
 
 
-def _highest_rowid(source: sqlite3.Connection, table: str) -> int:
-    """The largest rowid, found by probing when the table's last page is damaged."""
+def _lowest_rowid(source: sqlite3.Connection, table: str) -> int | None:
     try:
-        row = source.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()
-        return int(row[0] or 0)
+        row = source.execute(f'SELECT min(rowid) FROM "{table}"').fetchone()
     except sqlite3.DatabaseError:
-        pass
-    highest = 0
-    probe = 1
-    while probe < 1 << 40:
-        try:
-            found = source.execute(
-                f'SELECT rowid FROM "{table}" WHERE rowid >= ? ORDER BY rowid LIMIT 1', (probe,)
-            ).fetchone()
-            if found is None:
-                break
-            highest = max(highest, int(found[0]))
-        except sqlite3.DatabaseError:
-            highest = max(highest, probe)
-        probe *= 2
-    return highest + RANGE
+        return 0  # Engram's rowids start at 1
+    return None if row[0] is None else int(row[0])
 
 
 def _copy_by_rowid(
@@ -198,11 +192,58 @@ def _copy_by_rowid(
     insert: str,
     result: TableSalvage,
 ) -> None:
+    """Read forward in rowid order; where a read fails, recover what the window of
+    `RANGE` rowids from there still gives (`_rescue`) and go on after it. After
+    `GIVE_UP_WINDOWS` windows that give nothing, it only looks further ahead, each jump
+    twice the last, so a damaged stretch of any size is crossed in a few dozen reads
+    (rowids that fail between readable rows are counted as unreadable; failures after
+    the last readable row only mark the table's end as unreadable)."""
+    scan = f'SELECT rowid, {names} FROM "{table}" WHERE rowid >= ? ORDER BY rowid LIMIT {RANGE}'
+    start = _lowest_rowid(source, table)
+    barren = 0
+    doubtful = 0  # rowids not read since the last row found: lost only if rows follow
+    while start is not None and start < MAX_ROWID:
+        try:
+            rows = source.execute(scan, (start,)).fetchall()
+        except sqlite3.DatabaseError:
+            if barren < GIVE_UP_WINDOWS:
+                found, failed = _rescue(source, fresh, table, names, insert, result, start)
+                doubtful += failed
+                if found:
+                    result.unreadable += doubtful
+                    doubtful = barren = 0
+                else:
+                    barren += 1
+                start += RANGE
+            else:  # a long damaged stretch: look further and further ahead
+                barren += 1
+                start += RANGE << (barren - GIVE_UP_WINDOWS)
+            continue
+        if not rows:
+            break
+        for row in rows:
+            fresh.execute(insert, row[1:])
+        result.recovered += len(rows)
+        result.unreadable += doubtful
+        doubtful = barren = 0
+        start = int(rows[-1][0]) + 1
+    result.end_unreadable = doubtful > 0 or barren > 0
+
+
+def _rescue(
+    source: sqlite3.Connection,
+    fresh: sqlite3.Connection,
+    table: str,
+    names: str,
+    insert: str,
+    result: TableSalvage,
+    start: int,
+) -> tuple[int, int]:
+    """The readable rows among rowids [start, start + RANGE): a range that fails is
+    split down to single rowids. Returns how many were read and how many failed."""
     select = f'SELECT {names} FROM "{table}" WHERE rowid >= ? AND rowid < ?'
-    exists = f'SELECT 1 FROM "{table}" WHERE rowid = ?'
-    pending = [
-        (start, start + RANGE) for start in range(0, _highest_rowid(source, table) + 1, RANGE)
-    ]
+    found = failed = 0
+    pending = [(start, start + RANGE)]
     while pending:
         low, high = pending.pop()
         try:
@@ -211,15 +252,14 @@ def _copy_by_rowid(
             if high - low > 1:
                 middle = (low + high) // 2
                 pending.extend([(middle, high), (low, middle)])
-                continue
-            try:  # a rowid that does not exist is no loss; one whose lookup fails is
-                source.execute(exists, (low,)).fetchone()
-            except sqlite3.DatabaseError:
-                result.unreadable += 1
+            else:
+                failed += 1
             continue
         for row in rows:
             fresh.execute(insert, row)
-        result.recovered += len(rows)
+        found += len(rows)
+    result.recovered += found
+    return found, failed
 
 
 # Rows that only make sense with their memory: (table, column naming the memory).
