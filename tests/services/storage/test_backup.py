@@ -97,7 +97,7 @@ def test_keep_zero_prunes_nothing_and_names_do_not_collide(database: Path) -> No
 def test_a_damaged_database_does_not_push_good_backups_out(database: Path) -> None:
     good = write_backup(database, keep=1)
     _damage(database)
-    with pytest.raises(StoreDamaged, match="older ones kept|cannot be backed up"):
+    with pytest.raises(StoreDamaged, match=r"older ones kept|cannot be backed up"):
         write_backup(database, keep=1)
     assert [info.path for info in list_backups(backup_folder(database))] == [good]
 
@@ -216,7 +216,7 @@ def test_an_emptied_database_beside_backups_or_vectors_is_damage(
     check_not_emptied(database)  # a real database: nothing to say
     write_backup(database, keep=5)
     database.write_bytes(b"")
-    with pytest.raises(StoreDamaged, match="0 bytes.*backups in"):
+    with pytest.raises(StoreDamaged, match=r"0 bytes.*backups in"):
         check_not_emptied(database)
     alone = tmp_path / "alone" / "engram.sqlite3"
     alone.parent.mkdir()
