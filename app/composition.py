@@ -169,6 +169,9 @@ class Engram:
     metrics: SearchMetricsLog
     service: MemoryService
 
+    def __post_init__(self) -> None:
+        self.indexer.on_indexed = self.judge_embedded
+
     def model_change(self) -> ModelChange | None:
         """The pending change of embedding model, when the configured model is not the one
         whose vectors serve searches. Until it completes, `embedder` (the old model)
@@ -220,7 +223,21 @@ class Engram:
             split,
             alerts=self.contradiction_alerts,
             dates=self.memory_dates,
+            replaced=self.replaced_among,
         )
+
+    def replaced_among(self, memories: Sequence[Memory]) -> dict[str, Memory]:
+        """Which of `memories` an open conflict says a current memory replaces, and by
+        which."""
+        from services.knowledge.current_truth import current_holders
+
+        return current_holders(self.store, [m.id for m in memories])
+
+    def judge_embedded(self, memories: Sequence[Memory]) -> None:
+        """Record which memories the just-embedded ones replace (an open proposal)."""
+        from services.knowledge.current_truth import judge_embedded
+
+        judge_embedded(self.store, self.vectors, self.embedder, memories)
 
     def memory_dates(self, memory_ids: Sequence[str]) -> dict[str, list[TimeRef]]:
         """The stored resolutions of the relative dates of these memories."""

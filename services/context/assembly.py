@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
-from services.activity.prediction import Candidate, Prediction
+from services.activity.prediction import Candidate, Prediction, Reason
 from services.activity.signals import ActivityKind
 from services.errors import UserInputError
 from services.memory import Memory
@@ -216,6 +216,7 @@ class ContextAssembler:
         counter: TokenCounter = count_tokens,
         alerts: Callable[[Prediction], Sequence[str]] | None = None,
         dates: Callable[[Sequence[str]], Mapping[str, Sequence[TimeRef]]] | None = None,
+        replaced: Callable[[Sequence[Memory]], Mapping[str, Memory]] | None = None,
     ) -> None:
         self.budget = validate_budget(budget)
         self.split = split
@@ -226,6 +227,9 @@ class ContextAssembler:
         # The resolved dates of relative phrases ("yesterday (2026-06-09)"), by memory id:
         # an assistant reading the context a month later still knows when things were.
         self.dates = dates
+        # Which of the candidates a current memory replaces (memory id → that memory):
+        # the one that holds now takes the place of the one it replaced.
+        self.replaced = replaced
 
     def assemble(
         self,
@@ -246,9 +250,7 @@ class ContextAssembler:
         tiers: list[TierResult] = []
         carry = 0
         candidate_lists: list[Sequence[Candidate]] = [
-            self._dated(prediction.critical),
-            self._dated(prediction.relevant),
-            self._dated(prediction.background),
+            self._dated(candidates) for candidates in self._current(prediction)
         ]
         warnings = list(self.alerts(prediction)) if self.alerts is not None else []
         for number in (1, 2, 3):
@@ -292,6 +294,32 @@ class ContextAssembler:
             tiers=tiers,
             profile_included=profile_text is not None and profile_text in markdown,
         )
+
+    def _current(self, prediction: Prediction) -> list[list[Candidate]]:
+        """The critical, relevant and background candidates, each one that a current
+        memory replaces swapped for that memory (once, where the first of them stood)."""
+        tiers = [list(prediction.critical), list(prediction.relevant), list(prediction.background)]
+        if self.replaced is None:
+            return tiers
+        holders = self.replaced([c.memory for tier in tiers for c in tier])
+        if not holders:
+            return tiers
+        seen = {c.memory.id for tier in tiers for c in tier if c.memory.id not in holders}
+        current: list[list[Candidate]] = []
+        for tier in tiers:
+            kept: list[Candidate] = []
+            for candidate in tier:
+                holder = holders.get(candidate.memory.id)
+                if holder is None:
+                    kept.append(candidate)
+                elif holder.id not in seen:
+                    seen.add(holder.id)
+                    reason = Reason(f"replaces {candidate.memory.id}", candidate.score)
+                    kept.append(
+                        replace(candidate, memory=holder, reasons=[*candidate.reasons, reason])
+                    )
+            current.append(kept)
+        return current
 
     def _dated(self, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
         """The candidates with each relative phrase followed by its resolved date."""

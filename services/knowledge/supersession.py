@@ -149,7 +149,7 @@ def likely_replaced(
         for m in store.get_many(ids).values()
         if m.superseded_by is None
         and m.project == memory.project
-        and _written_at(m) <= _written_at(memory)
+        and written_at(m) <= written_at(memory)
     ]
     if not others:
         return []
@@ -178,7 +178,7 @@ def likely_replaced(
     return sorted(found, key=lambda c: -c.score)
 
 
-def _written_at(memory: Memory) -> float:
+def written_at(memory: Memory) -> float:
     try:
         return parse_time(memory.valid_from or memory.created_at).timestamp()
     except ValueError:

@@ -100,6 +100,9 @@ class Indexer:
         self.vectors = vectors
         self.embedder = embedder
         self.notice = notice  # what the user must be told (the CLI prints it)
+        # Runs with each batch once its vectors are stored (the composition root judges
+        # there which memories a new one replaces); a failure there is its own to log.
+        self.on_indexed: Callable[[Sequence[Memory]], object] | None = None
         self._set_aside: Path | None = None
         if vectors.on_set_aside is None:  # the first indexer (not a model change's helper)
             vectors.on_set_aside = self._requeue_all
@@ -153,6 +156,8 @@ class Indexer:
                 return done
             self.store.mark_embedded([m.id for m in batch], self.model_id)
             done += len(batch)
+            if self.on_indexed is not None:
+                self.on_indexed(batch)
         if done and self.store.meta_get(ACTIVE_MODEL_KEY) is None:
             self.store.meta_set(ACTIVE_MODEL_KEY, self.model_id)
         if done and self.store.meta_get(DIMENSION_KEY) is None:

@@ -1,0 +1,163 @@
+"""What holds now, judged as soon as a memory has its vector: a later note that replaces
+an earlier one is recorded then, so search and the assembled context leave out what no
+longer holds before any consolidation has run, at the cost of one SQL lookup.
+
+A note that replaced another is usually its near neighbour (the same file, setting or
+error). When a memory is embedded, its nearest neighbours in its project are read as
+the REM judge's first pass reads a pair (cues and the fitted scorer), and a pair in
+which the later note is worded as a change ("dropped", "bumped to", "no longer", another
+version weeks later) is recorded as an open `supersedes` conflict with the later note
+as holder. Nothing is superseded: the record is a proposal the user sees in `engram
+contradictions list` and the review, and can dismiss. Two notes that merely disagree
+are left to the REM judge, and so are notes written in one sitting (nothing says which
+came second) and episodes (records of what happened, never untrue later).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from services.errors import EngramError
+from services.knowledge.conflict_records import ordered, pair_hash, reading_of
+from services.knowledge.conflict_scorer import is_conflict, kind_of
+from services.knowledge.cues import compare
+from services.knowledge.pair_features import features, read_pair_text
+from services.knowledge.supersession import replaced_by, written_at
+from services.memory import Memory, now_iso
+from services.storage import contradictions as table
+from services.storage.memories import MemoryStore
+from services.types import MemoryType
+from services.vectors.embeddings.base import Embedder
+from services.vectors.index import VectorIndex
+
+log = logging.getLogger(__name__)
+
+NEIGHBOURS = 6  # nearest memories of the project a newly embedded one is read against
+SAME_SITTING_S = 20 * 3600  # closer than this, two notes have no order between them
+MIN_COSINE = 0.35  # below this a pair is about different things (the scorer agrees)
+SOURCE = "when embedded"
+
+
+def judge_embedded(
+    store: MemoryStore, vectors: VectorIndex, embedder: Embedder, memories: Sequence[Memory]
+) -> int:
+    """Record the replacements among `memories` (just embedded) and their neighbours;
+    returns how many pairs were recorded. Never raises: embedding must not fail
+    because a judgement could not be made (the REM cycle judges the pair later)."""
+    try:
+        return _judge(store, vectors, embedder, [m for m in memories if _judgeable(m)])
+    except Exception as error:
+        log.warning("replacements of %d embedded memories not judged: %s", len(memories), error)
+        return 0
+
+
+def current_holders(store: MemoryStore, memory_ids: Sequence[str]) -> dict[str, Memory]:
+    """Memory id → the current memory an open conflict says replaces it (the context
+    shows that one instead; search ranks it above the one it replaced)."""
+    found = replaced_by(store, memory_ids)
+    asked = set(found.values())
+    while asked:  # a replacement replaced in turn: follow the chain to its end
+        further = replaced_by(store, sorted(asked))
+        asked = {h for loser, h in further.items() if loser not in found and h not in found}
+        found.update((loser, h) for loser, h in further.items() if loser not in found)
+    if not found:
+        return {}
+    holders = store.get_many(sorted(set(found.values())))
+    latest: dict[str, Memory] = {}
+    for loser in memory_ids:
+        holder, steps = found.get(loser), 0
+        while holder is not None and holder in found and steps < len(found):
+            holder, steps = found[holder], steps + 1
+        if holder is not None and holder in holders and holders[holder].superseded_by is None:
+            latest[loser] = holders[holder]
+    return latest
+
+
+def _judgeable(memory: Memory) -> bool:
+    return memory.superseded_by is None and memory.type is not MemoryType.EPISODE
+
+
+def _judge(
+    store: MemoryStore, vectors: VectorIndex, embedder: Embedder, memories: Sequence[Memory]
+) -> int:
+    by_project: dict[str | None, list[Memory]] = {}
+    for memory in memories:
+        by_project.setdefault(memory.project, []).append(memory)
+    flags: list[tuple[Memory, Memory, dict[str, object]]] = []
+    for project, group in by_project.items():
+        own = _unit_vectors(vectors, embedder, project, [m.id for m in group])
+        near: dict[str, list[str]] = {}
+        for memory in group:
+            if memory.id in own:
+                hits = vectors.query(embedder.model_id, own[memory.id], 2 * NEIGHBOURS, [project])
+                ids = dict.fromkeys(h.memory_id for h in hits if h.memory_id != memory.id)
+                near[memory.id] = list(ids)[:NEIGHBOURS]  # chunks of one memory count once
+        wanted = sorted({i for ids in near.values() for i in ids} - set(own))
+        neighbours = store.get_many(wanted)
+        neighbours.update((m.id, m) for m in group)
+        unit = {**own, **_unit_vectors(vectors, embedder, project, wanted)}
+        for memory_id, ids in near.items():
+            for other_id in ids:
+                other = neighbours.get(other_id)
+                if other is None or not _judgeable(other) or other_id not in unit:
+                    continue
+                judged = _replacement(neighbours[memory_id], other, unit)
+                if judged is not None:
+                    flags.append(judged)
+    if not flags:
+        return 0
+    now = now_iso()
+    with store.writing():
+        for earlier, later, evidence in flags:
+            table.record_flag(
+                store, earlier.id, later.id, "supersedes", later.id, now, json.dumps(evidence)
+            )
+    return len(flags)
+
+
+def _replacement(
+    first: Memory, second: Memory, unit: Mapping[str, np.ndarray]
+) -> tuple[Memory, Memory, dict[str, object]] | None:
+    """(earlier, later, evidence) when the later of the two replaces the earlier."""
+    earlier, later = ordered(first, second)
+    if written_at(later) - written_at(earlier) < SAME_SITTING_S:
+        return None
+    cosine = float(unit[earlier.id] @ unit[later.id])
+    if cosine < MIN_COSINE:
+        return None
+    old, new = read_pair_text(earlier), read_pair_text(later)
+    cues = compare(reading_of(earlier), reading_of(later))
+    pair = features(old, new, cosine, cues)
+    flagged, score = is_conflict(pair, (old, new))
+    if not flagged or kind_of(old, new, pair) != "supersedes":
+        return None
+    evidence = {
+        "scorer": round(score, 3),
+        "cues": cues.to_dict(),
+        "cue_score": round(cues.score(), 3),
+        "score": round(score, 3),
+        "llm": None,
+        "hash": pair_hash(earlier, later),
+        "judged": SOURCE,
+    }
+    return earlier, later, evidence
+
+
+def _unit_vectors(
+    vectors: VectorIndex, embedder: Embedder, project: str | None, ids: Sequence[str]
+) -> dict[str, np.ndarray]:
+    if not ids:
+        return {}
+    try:
+        stored = vectors.vectors_for(embedder.model_id, project, list(ids))
+    except EngramError:
+        return {}
+    unit: dict[str, np.ndarray] = {}
+    for memory_id, vector in stored.items():
+        array = np.asarray(vector, dtype=np.float32)
+        unit[memory_id] = array / max(float(np.linalg.norm(array)), 1e-9)
+    return unit
