@@ -67,7 +67,7 @@ class Setting:
                     raise ValueError
             else:
                 value = str(raw).strip()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: float(10**400)
             raise UserInputError(
                 f"{self.key}: {raw!r} is not a valid {self.type.__name__}"
             ) from None

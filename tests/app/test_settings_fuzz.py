@@ -69,11 +69,6 @@ def test_any_value_of_any_setting_is_parsed_or_refused_by_name(spec: Setting, ra
     assert spec.parse(str(value) if spec.type is not bool else value) == value
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="Setting.parse lets float(int) overflow out (app/settings.py, reported)",
-)
 def test_a_huge_integer_for_a_float_setting_is_refused() -> None:
     spec = next(s for s in SCHEMA if s.type is float)
     with pytest.raises(UserInputError, match=spec.key):
