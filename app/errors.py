@@ -10,10 +10,9 @@ from __future__ import annotations
 import errno
 import logging
 import sqlite3
+import sys
 import traceback
 from dataclasses import dataclass
-
-import peewee
 
 from services.errors import (
     DiskFull,
@@ -77,7 +76,13 @@ def to_message(error: BaseException) -> UserMessage:
 def _sqlite_damage(error: BaseException) -> bool:
     """A SQLite error saying the file is damaged that no store guard turned into a
     `StoreDamaged` (peewee's errors wrap sqlite3's and keep its text)."""
-    if not isinstance(error, sqlite3.DatabaseError | peewee.DatabaseError):
+    peewee = sys.modules.get("peewee")  # loaded if the error came from it; --help never does
+    kinds = (
+        (sqlite3.DatabaseError,)
+        if peewee is None
+        else (sqlite3.DatabaseError, peewee.DatabaseError)
+    )
+    if not isinstance(error, kinds):
         return False
     text = str(error).lower()
     return "malformed" in text or "not a database" in text

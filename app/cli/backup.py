@@ -16,7 +16,6 @@ from typing import Any
 import click
 
 from app.cli.common import CliState, cli, emit_json, err, handle_errors, json_option, pass_state
-from app.settings import SETTINGS_FILE, Settings
 from services.errors import UserInputError
 
 
@@ -27,6 +26,8 @@ def _database(state: CliState) -> Path:
 
 
 def _keep(state: CliState) -> int:
+    from app.settings import SETTINGS_FILE, Settings
+
     return Settings(state.data_dir / SETTINGS_FILE).get_int("backup.keep")
 
 
