@@ -456,6 +456,16 @@ def run_operation(
 # --- the report -------------------------------------------------------------------------------
 
 
+PLACEMENT = (
+    "Where the kills land: a delay is drawn over the whole run, Python start-up "
+    "included, so for the short commands (`config set` ≈ 0.1 s, `edit`) many kills "
+    "come before the first write; `import`, `embed`, `reindex` and `rem` spend most of "
+    'their run writing. "in flight: whole / absent" counts kills after which the '
+    "memory being added (or the whole import) was found stored / not stored; "
+    '"finished before the kill" runs are not counted as kills but are checked the same way.'
+)
+
+
 def report(outcomes: list[Outcome], command: str) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from corpus import table, update_doc
@@ -515,6 +525,8 @@ def report(outcomes: list[Outcome], command: str) -> None:
             if problems
             else "No problem found."
         )
+        + "\n\n"
+        + PLACEMENT
     )
     update_doc("crash-safety", body, command)
 
