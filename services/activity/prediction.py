@@ -46,6 +46,7 @@ from services.types import MemoryType as T
 
 CRITICAL_TYPES = (T.DECISION, T.CONSTRAINT, T.ARCHITECTURE)
 ERROR_TYPES = (T.FIX, T.PITFALL)
+DIRECT = 0.7  # a file signal this strong is about the file itself (tier 1)
 CARRY_OVER = 0.7  # weight of the branch context once the user has moved on to files
 
 
@@ -97,6 +98,11 @@ class Prediction:
             2: [c.memory.id for c in self.relevant],
             3: [c.memory.id for c in self.background],
         }
+
+
+def _negated(stamp: str) -> tuple[int, ...]:
+    """A sort key that orders ISO timestamps newest first."""
+    return tuple(-ord(character) for character in stamp)
 
 
 class _Scores:
@@ -198,7 +204,14 @@ class PredictiveEngine:
         memories = self.sources.load(list(scores.scores), project, at)
         ranked = sorted(
             (mid for mid in scores.scores if mid in memories),
-            key=lambda mid: (-scores.scores[mid], mid),
+            # Equal scores (several notes naming the file): more signals first, then
+            # the newer note, which is likelier to hold now.
+            key=lambda mid: (
+                -scores.scores[mid],
+                -len({r.signal for r in scores.reasons[mid]}),
+                _negated(memories[mid].created_at),
+                mid,
+            ),
         )
         critical: list[Candidate] = []
         relevant: list[Candidate] = []
@@ -248,23 +261,22 @@ class PredictiveEngine:
                 local = [n for n in named if n not in external]
                 shown = ", ".join((own or local or named)[:3])
                 if own:
-                    scores.add(memory_id, 1.0 + 0.02 * (len(own) - 1), f"defines: {shown}")
+                    scores.add(memory_id, 0.9 + 0.02 * (len(own) - 1), f"defines: {shown}")
                 elif local:
-                    scores.add(memory_id, 0.85 + 0.02 * (len(local) - 1), f"imports: {shown}")
+                    scores.add(memory_id, 0.8 + 0.02 * (len(local) - 1), f"imports: {shown}")
                 else:
                     scores.add(memory_id, 0.5, f"uses package names: {shown}")
         for match in self.sources.pointing_at(path, project):
             if match.exact:
-                scores.add(match.memory_id, 0.7, f"file_ref: {path}")
+                scores.add(match.memory_id, 1.0, f"file_ref: {path}")
             else:
                 scores.add(match.memory_id, 0.5, f"folder of {path}")
         for memory_id in self.sources.in_module(path, project):
             scores.add(memory_id, 0.3, f"same module as {path}")
-        # Decisions and constraints about this very file (or a name it defines) are
-        # critical; they are marked once the candidates are loaded.
-        decided = self.sources.load(list(scores.scores), project, at, types=CRITICAL_TYPES)
-        for memory_id in decided:
-            if scores.scores.get(memory_id, 0) >= 0.7:
+        # What is about this very file (its path, or a name it defines or imports from
+        # the project) is critical, whatever its type.
+        for memory_id, score in scores.scores.items():
+            if score >= DIRECT:
                 scores.critical.add(memory_id)
 
     def _branch(

@@ -19,7 +19,7 @@ from services.filters import MemoryFilter
 from services.memory import Memory, now_iso
 from services.storage import usage
 from services.storage.memories import MemoryStore
-from services.text.identifiers import mentions
+from services.text.identifiers import mentions_as_code
 from services.types import MemoryType
 
 PER_IDENTIFIER_LIMIT = 200
@@ -84,7 +84,7 @@ class PredictionSources:
         found: dict[str, list[str]] = {}
         for memory_id, memory in loaded.items():
             text = f"{memory.title}\n{memory.content}"
-            named = [i for i in candidates[memory_id] if mentions(text, i)]
+            named = [i for i in candidates[memory_id] if mentions_as_code(text, i)]
             if named:
                 found[memory_id] = named
         return found

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from services.text.dates import TimeRef
 
 DEFAULT_BUDGET = 8000
+SMALL_BUDGET = 1500  # below this many tokens the critical tier grows
+SMALL_CRITICAL_SHARE = 0.5
 MIN_BUDGET = 120  # the block's own tags and header take about 80, a note 20 more
 TIER_NAMES = {1: "Critical", 2: "Relevant", 3: "Background", 4: "Index"}
 
@@ -72,6 +74,24 @@ class TierSplit:
                 self.critical, self.relevant - shift, self.background + shift, self.index
             )
         return self
+
+    def for_budget(self, available: int) -> TierSplit:
+        """A small budget goes to what is about the file itself first: below
+        SMALL_BUDGET tokens the critical tier grows towards half of it, taken from the
+        background and the index (at 500 tokens: about 45 %)."""
+        if available >= SMALL_BUDGET:
+            return self
+        room = self.background + self.index
+        target = max(self.critical, SMALL_CRITICAL_SHARE)
+        shift = min((target - self.critical) * (1 - available / SMALL_BUDGET), room)
+        if shift <= 0 or room <= 0:
+            return self
+        return TierSplit(
+            self.critical + shift,
+            self.relevant,
+            self.background - shift * self.background / room,
+            self.index - shift * self.index / room,
+        )
 
     def shares(self) -> tuple[float, float, float, float]:
         return (self.critical, self.relevant, self.background, self.index)
@@ -246,7 +266,7 @@ class ContextAssembler:
         probe_version = "0" * 12
         wrapper = self._wrap("", probe_version, generated, prediction)
         available = budget - self.counter(wrapper) - 2
-        shares = self.split.for_activity(prediction.activity).shares()
+        shares = self.split.for_activity(prediction.activity).for_budget(available).shares()
         tiers: list[TierResult] = []
         carry = 0
         candidate_lists: list[Sequence[Candidate]] = [

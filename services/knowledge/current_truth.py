@@ -94,8 +94,8 @@ def _judge(
         for memory in group:
             if memory.id in own:
                 hits = vectors.query(embedder.model_id, own[memory.id], 2 * NEIGHBOURS, [project])
-                ids = dict.fromkeys(h.memory_id for h in hits if h.memory_id != memory.id)
-                near[memory.id] = list(ids)[:NEIGHBOURS]  # chunks of one memory count once
+                unique = dict.fromkeys(h.memory_id for h in hits if h.memory_id != memory.id)
+                near[memory.id] = list(unique)[:NEIGHBOURS]  # a memory's chunks count once
         wanted = sorted({i for ids in near.values() for i in ids} - set(own))
         neighbours = store.get_many(wanted)
         neighbours.update((m.id, m) for m in group)

@@ -20,6 +20,7 @@ _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 _CAMEL = re.compile(r"\b[a-z][a-z0-9]*[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b")
 _SNAKE = re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
+_SCREAMING = re.compile(r"[A-Z][A-Z0-9]{2,}")
 _WORD_IN_SPAN = re.compile(r"[A-Za-z_][\w.:/-]*[\w]")
 MAX_QUERY_CHARS = 2000
 
@@ -66,6 +67,25 @@ def mentions(text: str, identifier: str) -> bool:
     """True when `identifier` occurs in `text` as a whole token (not inside a longer name)."""
     pattern = r"(?<![\w])" + re.escape(identifier) + r"(?![\w])"
     return re.search(pattern, text) is not None
+
+
+def mentions_as_code(text: str, name: str) -> bool:
+    """True when `text` mentions `name` as code. A name that looks like code (an inner
+    capital, an underscore, a digit, a dot, SCREAMING_CASE) counts wherever it stands
+    as a whole token; a plain word (`proxy`, `test`, `copy`, `Execute`) only where the
+    text writes it as code: in backticks, as a call, or joined to code by `.` or `::`.
+    So a file defining `proxy` does not pull in every note about a corporate proxy."""
+    if _looks_like_code(name) or any(ch.isdigit() for ch in name) or _SCREAMING.fullmatch(name):
+        return mentions(text, name)
+    if not mentions(text, name):
+        return False
+    if any(mentions(span, name) for span in _BACKTICKED.findall(text)):
+        return True
+    word = re.escape(name)
+    return (
+        re.search(rf"(?<![\w]){word}(?:\(|\.[A-Za-z_]|::)|(?:[\w)\]]\.|::){word}(?![\w])", text)
+        is not None
+    )
 
 
 def matches_file_ref(identifier: str, file_refs: list[str]) -> bool:

@@ -60,9 +60,11 @@ def test_file_signal_predicts_defined_imported_and_referenced(store: MemoryStore
 
     critical, relevant, related = tiers(PredictiveEngine(store).observe(opened(path, REFUNDS_PY)))
 
-    assert critical == ["decided"]
-    assert relevant[:2] == ["defines", "imports"]
-    assert "points" in relevant
+    # What is about the file itself is critical, whatever its type: the note that
+    # names the file first, then those naming what it defines, then what it imports.
+    assert critical[0] == "points"
+    assert set(critical) == {"points", "decided", "defines", "imports"}
+    assert critical.index("defines") < critical.index("imports")
     assert "sibling" in related
     assert "folder" in relevant + related
     placed = set(critical + relevant + related)
@@ -73,11 +75,11 @@ def test_prediction_is_as_of_the_signal_time(store: MemoryStore) -> None:
     seed(store, "before", "`issue_refund` is idempotent.", created_at="2026-04-30T10:00:00+00:00")
     seed(store, "after", "`issue_refund` got faster.", created_at="2026-05-02T10:00:00+00:00")
     engine = PredictiveEngine(store)
-    _, relevant, _ = tiers(engine.observe(opened("src/refunds.py", REFUNDS_PY)))
-    assert relevant == ["before"]
+    critical, _, _ = tiers(engine.observe(opened("src/refunds.py", REFUNDS_PY)))
+    assert critical == ["before"]
     later = T0 + timedelta(days=3)
-    _, relevant, _ = tiers(engine.observe(opened("src/refunds.py", REFUNDS_PY, at=later)))
-    assert set(relevant) == {"before", "after"}
+    critical, _, _ = tiers(engine.observe(opened("src/refunds.py", REFUNDS_PY, at=later)))
+    assert critical == ["after", "before"]  # equal evidence: the newer note first
 
 
 def test_branch_checkout_predicts_branch_and_slug_memories(store: MemoryStore) -> None:
@@ -174,15 +176,15 @@ def test_prediction_is_cached_until_memories_change(store: MemoryStore) -> None:
     seed(store, "new", "`issue_refund` logs its input.")
     refreshed = engine.prediction()
     assert refreshed is not observed
-    assert "new" in {c.memory.id for c in refreshed.relevant}
+    assert "new" in {c.memory.id for c in refreshed.critical}
 
 
 def test_superseded_and_archived_memories_are_not_predicted(store: MemoryStore) -> None:
     seed(store, "old", "`issue_refund` uses floats.", superseded_by="new")
     seed(store, "archived", "`issue_refund` v0 notes.", tier="archived")
     seed(store, "new", "`issue_refund` uses integer cents.", supersedes="old")
-    _, relevant, _ = tiers(PredictiveEngine(store).observe(opened("src/r.py", REFUNDS_PY)))
-    assert relevant == ["new"]
+    critical, relevant, _ = tiers(PredictiveEngine(store).observe(opened("src/r.py", REFUNDS_PY)))
+    assert critical + relevant == ["new"]
 
 
 def test_background_holds_conventions_compressed_and_history_summarised(
@@ -193,3 +195,23 @@ def test_background_holds_conventions_compressed_and_history_summarised(
     prediction = PredictiveEngine(store).observe(opened("x.py"))
     richest = {c.memory.id: c.richest for c in prediction.background}
     assert richest == {"conv": 2, "lesson": 1}
+
+
+def test_a_plain_word_the_file_defines_counts_only_where_written_as_code(
+    store: MemoryStore,
+) -> None:
+    path = "src/ledgerly/net/proxy.py"
+    source = "def proxy(request):\n    return request\n"
+    seed(store, "office", "Behind the office proxy, pip needs HTTPS_PROXY set.")
+    seed(store, "code", "`proxy()` retries once on a 502 from upstream.")
+    critical, relevant, related = tiers(PredictiveEngine(store).observe(opened(path, source)))
+    assert "code" in critical
+    assert "office" not in critical + relevant + related
+
+
+def test_equal_scores_put_the_newer_note_first(store: MemoryStore) -> None:
+    path = "pyproject.toml"
+    seed(store, "older", "Floor is 3.8.", file_refs=[path], created_at="2024-01-01T00:00:00+00:00")
+    seed(store, "newer", "Floor is 3.9.", file_refs=[path], created_at="2025-06-01T00:00:00+00:00")
+    critical, _, _ = tiers(PredictiveEngine(store).observe(opened(path)))
+    assert critical == ["newer", "older"]

@@ -263,3 +263,12 @@ def test_relative_dates_carry_their_resolved_date_into_the_context() -> None:
     assert "yesterday after the alert" in plain.markdown
     small = ContextAssembler(120, dates=dates).assemble(prediction(relevant=[memory]))
     assert count_tokens(small.markdown) <= 120
+
+
+def test_a_small_budget_goes_to_the_critical_tier_first() -> None:
+    split = TierSplit()
+    assert split.for_budget(8000) == split
+    small = split.for_budget(400)
+    assert small.critical > 0.4 and small.relevant == split.relevant
+    assert abs(sum(small.shares()) - 1.0) < 1e-9 and min(small.shares()) >= 0
+    assert split.for_budget(1000).critical < small.critical

@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.text.identifiers import matches_file_ref, mentions, query_identifiers
+from services.text.identifiers import (
+    matches_file_ref,
+    mentions,
+    mentions_as_code,
+    query_identifiers,
+)
 
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 _ALNUM = _LOWER + "0123456789"
@@ -177,3 +182,31 @@ def test_mentions_respects_token_boundaries(identifier: str, before: str, after:
 )
 def test_matches_file_ref(identifier: str, refs: list[str], expected: bool) -> None:
     assert matches_file_ref(identifier, refs) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "expected"),
+    [
+        ("behind the corporate proxy", "proxy", False),
+        ("set the `proxy` option", "proxy", True),
+        ("server.proxy is read first", "proxy", True),
+        ("call copy(x) before", "copy", True),
+        ("Execute() ignores os.Args", "Execute", True),
+        ("Execute the plan", "Execute", False),
+        ("the test binary", "test", False),
+        ("use model_copy here", "model_copy", True),
+        ("DEFAULT_LIMITS apply", "DEFAULT_LIMITS", True),
+        ("SSLContext built by hand", "SSLContext", True),
+        ("axum::serve is the entry", "serve", True),
+    ],
+)
+def test_plain_words_count_as_code_only_where_written_as_code(
+    text: str, name: str, expected: bool
+) -> None:
+    assert mentions_as_code(text, name) is expected
+
+
+@given(st.text(max_size=200), st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True))
+def test_a_mention_as_code_is_a_mention(text: str, name: str) -> None:
+    if mentions_as_code(text, name):
+        assert mentions(text, name)
