@@ -4,10 +4,9 @@ setting's type within its bounds and choices, or a UserInputError naming the key
 another exception; and a value accepted once reads back the same (what `config set`
 stores is what the next start reads).
 
-Found by this fuzzing: an integer too large for a float (a 400-digit number in
-settings.json) given to a float setting raises OverflowError, shown as "a bug in Engram"
-(`test_a_huge_integer_for_a_float_setting_is_refused`, expected to fail until
-`Setting.parse` catches it; the property test keeps integers a float can hold)."""
+Found by this fuzzing (fixed in ac9ef24): an integer too large for a float (a 400-digit
+number in settings.json) given to a float setting raised OverflowError, shown as "a bug
+in Engram"."""
 
 from __future__ import annotations
 
@@ -38,8 +37,8 @@ _RAW = st.one_of(
             "embedded,openai",
         ]
     ),
-    st.integers(-(2**64), 2**64),
-    st.integers(-(10**300), 10**300),
+    st.integers(),
+    st.integers(-(10**400), 10**400),
     st.floats(),
     st.booleans(),
     st.none(),
