@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from services.activity.git_state import branch_slug, branch_words
-from services.activity.prediction_sources import PredictionSources
+from services.activity.prediction_sources import PredictionSources, module_of, ref_matches
 from services.activity.signals import (
     ActivityKind,
     ActivityState,
@@ -47,6 +48,7 @@ from services.types import MemoryType as T
 CRITICAL_TYPES = (T.DECISION, T.CONSTRAINT, T.ARCHITECTURE)
 ERROR_TYPES = (T.FIX, T.PITFALL)
 DIRECT = 0.7  # a file signal this strong is about the file itself (tier 1)
+BACKGROUND_POOL = 5  # with a file open, tier 3 picks from this many times more
 CARRY_OVER = 0.7  # weight of the branch context once the user has moved on to files
 
 
@@ -98,6 +100,28 @@ class Prediction:
             2: [c.memory.id for c in self.relevant],
             3: [c.memory.id for c in self.background],
         }
+
+
+def near_file(refs: Sequence[str], path: str) -> bool:
+    """Whether one of `refs` points into `path`'s part of the project: the file, its
+    folder, or the same top folder (for a file at the root: another root file)."""
+    folder, top = module_of(path), path.split("/", 1)[0] if "/" in path else ""
+    for ref in refs:
+        ref = ref.strip().removeprefix("./")
+        if ref_matches(ref, path) is not None or module_of(ref) == folder:
+            return True
+        if top and ref.split("/", 1)[0] == top:
+            return True
+    return False
+
+
+def _belongs(memory: Memory, path: str | None, needs_file: bool) -> bool:
+    """Whether a background memory belongs beside `path` (any, with no file open)."""
+    if path is None:
+        return True
+    if not memory.file_refs:
+        return not needs_file
+    return near_file(memory.file_refs, path)
 
 
 def _negated(stamp: str) -> tuple[int, ...]:
@@ -230,7 +254,7 @@ class PredictiveEngine:
             elif len(related) < self.limits.related:
                 related.append(candidate)
         chosen = {c.memory.id for c in critical + relevant + related}
-        background = self._background(project, at, chosen)
+        background = self._background(project, at, chosen, state.current_file)
         topics = self.sources.topics(project, at, self.limits.topics)
         return Prediction(
             project=project,
@@ -308,26 +332,47 @@ class PredictiveEngine:
             base = scores.scores.get(memory_id, 0.5)
             scores.add(memory_id, min(1.5, base + boost), f"cited after this before (×{weight:g})")
 
-    def _background(self, project: str | None, at: datetime, chosen: set[str]) -> list[Candidate]:
-        """Tier 3: the project's conventions, workflows used at this hour, recent lessons."""
+    def _background(
+        self, project: str | None, at: datetime, chosen: set[str], path: str | None = None
+    ) -> list[Candidate]:
+        """Tier 3: workflows used at this hour, the project's conventions, workflows and
+        recent lessons. With a file open, a convention or lesson that points at files
+        counts only when one is in the file's part of the project (its folder, or the
+        same top folder), and a workflow only then: a release workflow is no
+        background for a routing file. Workflows used at this hour always count."""
         found: list[Candidate] = []
         seen = set(chosen)
 
-        def take(memories: list[Memory], score: float, signal: str, richest: int) -> None:
+        def take(
+            memories: list[Memory],
+            count: int,
+            score: float,
+            signal: str,
+            richest: int,
+            needs_file: bool = False,
+        ) -> None:
+            taken = 0
             for memory in memories:
-                if memory.id not in seen and len(found) < self.limits.background:
-                    seen.add(memory.id)
-                    found.append(Candidate(memory, score, [Reason(signal, score)], richest))
+                if taken == count or len(found) >= self.limits.background:
+                    return
+                if memory.id in seen or not _belongs(memory, path, needs_file):
+                    continue
+                seen.add(memory.id)
+                taken += 1
+                found.append(Candidate(memory, score, [Reason(signal, score)], richest))
 
         hour_ids = self.sources.used_at_hour(project, at.astimezone(UTC).hour, 3)
         by_hour = self.sources.load(hour_ids, project, at)
-        take([by_hour[i] for i in hour_ids if i in by_hour], 0.6, f"used around {at:%H}:00", 0)
+        used = [by_hour[i] for i in hour_ids if i in by_hour]
+        take(used, 3, 0.6, f"used around {at:%H}:00", 0)
         # Conventions enter compressed and history as summaries: background, not focus.
-        conventions = self.sources.of_types(project, at, (T.CONVENTION,), 6)
-        take(conventions, 0.5, "project convention", 2)
-        take(self.sources.of_types(project, at, (T.WORKFLOW,), 2), 0.4, "project workflow", 1)
-        history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3)
-        take(history, 0.3, "project history", 1)
+        pool = BACKGROUND_POOL if path is not None else 1  # room for the file's filter
+        conventions = self.sources.of_types(project, at, (T.CONVENTION,), 6 * pool)
+        take(conventions, 6, 0.5, "project convention", 2)
+        workflows = self.sources.of_types(project, at, (T.WORKFLOW,), 2 * pool)
+        take(workflows, 2, 0.4, "project workflow", 1, needs_file=True)
+        history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3 * pool)
+        take(history, 3, 0.3, "project history", 1)
         return found
 
 

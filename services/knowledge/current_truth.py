@@ -6,8 +6,9 @@ A note that replaced another is usually its near neighbour (the same file, setti
 error). When a memory is embedded, its nearest neighbours in its project are read as
 the REM judge's first pass reads a pair (cues and the fitted scorer), and a pair in
 which the later note is worded as a change ("dropped", "bumped to", "no longer", another
-version weeks later) is recorded as an open `supersedes` conflict with the later note
-as holder. Nothing is superseded: the record is a proposal the user sees in `engram
+version weeks later), clashes with something the earlier says (a value, a version, a
+negation) and is about the same code (a shared file or code name) is recorded as an
+open `supersedes` conflict with the later note as holder. Nothing is superseded: the record is a proposal the user sees in `engram
 contradictions list` and the review, and can dismiss. Two notes that merely disagree
 are left to the REM judge, and so are notes written in one sitting (nothing says which
 came second) and episodes (records of what happened, never untrue later).
@@ -30,6 +31,7 @@ from services.knowledge.supersession import replaced_by, written_at
 from services.memory import Memory, now_iso
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
+from services.text import words
 from services.types import MemoryType
 from services.vectors.embeddings.base import Embedder
 from services.vectors.index import VectorIndex
@@ -40,6 +42,17 @@ NEIGHBOURS = 6  # nearest memories of the project a newly embedded one is read a
 SAME_SITTING_S = 20 * 3600  # closer than this, two notes have no order between them
 MIN_COSINE = 0.35  # below this a pair is about different things (the scorer agrees)
 SOURCE = "when embedded"
+CLASH = (  # pair features that say the later note contradicts a statement of the earlier
+    "value_conflict",
+    "cue_replaces",
+    "old_value_named",
+    "versions_differ",
+    "numbers_differ",
+    "negation_differs",
+    "opposites",
+    "sentence_value_clash",
+    "sentence_polarity_clash",
+)
 
 
 def judge_embedded(
@@ -135,6 +148,11 @@ def _replacement(
     flagged, score = is_conflict(pair, (old, new))
     if not flagged or kind_of(old, new, pair) != "supersedes":
         return None
+    # Change wording alone is not enough: "the timeout is 15 s now" does not replace
+    # "the timeout counts from the send"; the later note must clash with something
+    # the earlier one says, about the same code.
+    if not any(pair.get(name, 0.0) > 0 for name in CLASH) or not _same_subject(earlier, later):
+        return None
     evidence = {
         "scorer": round(score, 3),
         "cues": cues.to_dict(),
@@ -145,6 +163,20 @@ def _replacement(
         "judged": SOURCE,
     }
     return earlier, later, evidence
+
+
+def _same_subject(earlier: Memory, later: Memory) -> bool:
+    """Whether two notes can be about the same thing: they share a file, or a code name,
+    or one of them names no code at all (a template twin that says the same of
+    `issue_refund` and of `price_for_plan` is two notes, not a change)."""
+    if set(earlier.file_refs) & set(later.file_refs):
+        return True
+    first, second = _code_names(earlier), _code_names(later)
+    return not first or not second or bool(first & second)
+
+
+def _code_names(memory: Memory) -> set[str]:
+    return {span.lower() for span in words.code_spans(f"{memory.title}\n{memory.content}", 2, 80)}
 
 
 def _unit_vectors(

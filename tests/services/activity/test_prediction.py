@@ -154,7 +154,8 @@ def test_time_of_day_suggests_workflows_used_at_that_hour(store: MemoryStore) ->
     assert prediction.background[0].reasons[0].signal.startswith("used around")
     far = engine.observe(opened("x.py", at=T0.replace(hour=(used_hour + 12) % 24)))
     reasons = {c.memory.id: c.reasons[0].signal for c in far.background}
-    assert reasons["morning"] == "project workflow"  # still a workflow, not for this hour
+    # Not for this hour, and it points at no file: no background for x.py.
+    assert "morning" not in reasons and "release" not in reasons
 
 
 def test_activity_kind_is_inferred_and_can_be_pinned(store: MemoryStore) -> None:
@@ -215,3 +216,22 @@ def test_equal_scores_put_the_newer_note_first(store: MemoryStore) -> None:
     seed(store, "newer", "Floor is 3.9.", file_refs=[path], created_at="2025-06-01T00:00:00+00:00")
     critical, _, _ = tiers(PredictiveEngine(store).observe(opened(path)))
     assert critical == ["newer", "older"]
+
+
+def test_with_a_file_open_the_background_is_that_part_of_the_project(store: MemoryStore) -> None:
+    seed(
+        store,
+        "routing-conv",
+        "Routes are registered in one place.",
+        type="convention",
+        file_refs=["axum/Cargo.toml"],
+    )
+    seed(store, "docs-conv", "Docs use sentence case.", type="convention", file_refs=["docs/*.md"])
+    seed(store, "general-conv", "Commit messages are imperative.", type="convention")
+    seed(
+        store, "release-flow", "Tag, then publish.", type="workflow", file_refs=["scripts/publish"]
+    )
+    seed(store, "triage-flow", "Redirect test output to a file.", type="workflow")
+    prediction = PredictiveEngine(store).observe(opened("axum/src/routing/path_router.rs"))
+    background = {c.memory.id for c in prediction.background}
+    assert background == {"routing-conv", "general-conv"}
