@@ -663,7 +663,7 @@ def context_of(data_dir: Path, root: Path, case: dict, budget: int) -> dict[int,
         args += ["--error", case["error"]]
     if case.get("branch"):
         args += ["--branch", case["branch"]]
-    out = json.loads(cli(data_dir, *args, "--budget", str(budget), "--json"))
+    out = json.loads(cli(data_dir, *args, "--budget", str(budget), "--json", "--no-record"))
     return {tier["tier"]: [m["id"] for m in tier["memories"]] for tier in out["tiers"]}
 
 
@@ -827,7 +827,7 @@ def part_temporal(args: argparse.Namespace) -> str:
     names = memories()
     data_dir = base()
     times = {
-        m: json.loads(cli(data_dir, "show", m, "--json"))["times"]
+        m: json.loads(cli(data_dir, "show", m, "--json", "--no-record"))["times"]
         for m in {x["memory"] for x in items}
     }
     resolved = [resolution_check(x, times[x["memory"]]) for x in items]

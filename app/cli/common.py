@@ -115,6 +115,29 @@ class CliState:
         with embedding_lock(self.data_dir) as held:
             yield held
 
+    def known_project(self, project: str | None) -> str | None:
+        """`project` when memories belong to it (or nothing is stored yet); else a
+        clear error naming the projects there are, so a misspelt `-p` is not
+        answered with "no memories found"."""
+        if project is None:
+            return None
+        from services.storage.stats import memories_by
+
+        self.engram()
+        known = sorted(name for name in memories_by("project") if name != "None")
+        if not known or project in known:
+            return project
+        from difflib import get_close_matches
+
+        from services.errors import UserInputError
+
+        near = get_close_matches(project, known, n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        shown_names = ", ".join(known[:20]) + (
+            f", … {len(known) - 20} more" if len(known) > 20 else ""
+        )
+        raise UserInputError(f"no project {project!r}{hint}; known: {shown_names}")
+
     def close(self) -> None:
         if self._engram is not None:
             self._engram.close()
@@ -165,6 +188,14 @@ def json_option(function: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(
         function
     )
+
+
+def no_record_option(function: F) -> F:
+    return click.option(
+        "--no-record",
+        is_flag=True,
+        help="Do not count this as reading the memories (scripts, benchmarks).",
+    )(function)
 
 
 def project_option(function: F) -> F:

@@ -19,6 +19,7 @@ from app.cli.common import (
     err,
     handle_errors,
     json_option,
+    no_record_option,
     pass_state,
     project_option,
     say,
@@ -38,6 +39,7 @@ from app.cli.common import (
 @project_option
 @json_option
 @click.option("--copy", is_flag=True, help="Copy the Markdown block to the clipboard.")
+@no_record_option
 @pass_state
 @handle_errors
 def context(
@@ -50,6 +52,7 @@ def context(
     project: str | None,
     as_json: bool,
     copy: bool,
+    no_record: bool,
 ) -> None:
     """Print the context assembled for what you are doing, within a token budget.
 
@@ -67,6 +70,7 @@ def context(
     from services.activity.signals import Signal, SignalKind
 
     engram = state.engram(catch_up=False)
+    project = state.known_project(project)
     engine = engram.predictive_engine()
     now = datetime.now(UTC)
     error_text = _read_error(error)
@@ -100,6 +104,8 @@ def context(
     prediction = engine.prediction()
     profile, consent = read_profile(engram)
     assembled = engram.assembler().assemble(prediction, budget, profile, consent)
+    if not no_record:
+        engram.service.record_read([i for tier in (1, 2, 3) for i in assembled.ids(tier)])
     if copy:
         from app.clipboard import copy_text
 

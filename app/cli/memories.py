@@ -19,6 +19,7 @@ from app.cli.common import (
     handle_errors,
     json_option,
     memory_summary,
+    no_record_option,
     pass_state,
     project_option,
 )
@@ -94,7 +95,7 @@ def build_filter(state: CliState, filters: dict[str, Any]) -> Any:
 
     default_mode = state.engram().settings.get_str("retrieval.mode")
     return MemoryFilter(
-        project=filters["project"],
+        project=state.known_project(filters["project"]),
         types=tuple(MemoryType(t.lower()) for t in filters["types"]),
         tags=filters["tags"],
         created_after=parse_date(filters["after"], "--after"),
@@ -289,13 +290,16 @@ def list_(
 
 @cli.command()
 @click.argument("memory_id")
+@no_record_option
 @json_option
 @pass_state
 @handle_errors
-def show(state: CliState, memory_id: str, as_json: bool) -> None:
+def show(state: CliState, memory_id: str, no_record: bool, as_json: bool) -> None:
     """Show one memory in full."""
     engram = state.engram(catch_up=False)
     memory = engram.store.get(memory_id)
+    if not no_record:
+        engram.service.record_read([memory_id])
     chunks = engram.store.chunks(memory_id)
     from services.storage.time_index import load_times
     from services.text.date_answers import with_dates

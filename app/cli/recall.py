@@ -130,7 +130,7 @@ def recall(
     if question is not None and not question.strip():
         raise click.UsageError('the QUESTION is empty; ask e.g. "When did we ship 1.2?"')
     today = _as_of(as_of)
-    answer = _answerer(state, project, use_llm)
+    answer = _answerer(state, state.known_project(project), use_llm)
     if queries_file is not None:
         from app.cli.search import read_queries
 

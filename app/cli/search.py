@@ -103,8 +103,9 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
 )
 @click.option(
     "--record/--no-record",
-    default=False,
-    help="Record the results as retrieved (usage statistics).",
+    default=None,
+    help="Count the results as read (staleness asks when a memory was last read); "
+    "default: a single query records, --queries-file does not.",
 )
 @json_option
 @pass_state
@@ -116,7 +117,7 @@ def search(
     limit: int | None,
     retriever: str | None,
     queries_file: Path | None,
-    record: bool,
+    record: bool | None,
     as_json: bool,
 ) -> None:
     """Find memories: hybrid of meaning, keywords and code identifiers."""
@@ -128,6 +129,8 @@ def search(
     limit = limit or engram.settings.get_int("retrieval.limit")
     flt = build_filter(state, filters)
     kind = RetrieverKind(retriever or engram.settings.get_str("retrieval.retriever"))
+    if record is None:
+        record = queries_file is None
     if queries_file is not None:
         for item in read_queries(queries_file):
             scoped = replace(flt, project=item.get("project") or flt.project)

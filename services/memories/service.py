@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.errors import Problem, ValidationFailed
+from services.errors import EngramError, Problem, ValidationFailed
 from services.filters import MemoryFilter
 from services.memories.lifecycle import Lifecycle
 from services.memory import Memory, memory_from_dict
@@ -205,9 +205,19 @@ class MemoryService:
         response = self.retriever.search(query, flt, limit, kind)
         for hook in self.result_hooks:
             response = hook(self.store, response, limit)
-        if record_retrieval and response.results:
-            self.lifecycle.record([r.memory.id for r in response.results], UsageEvent.RETRIEVED)
+        if record_retrieval:
+            self.record_read([r.memory.id for r in response.results])
         return response
+
+    def record_read(self, memory_ids: Sequence[str]) -> None:
+        """Reading counts as use (staleness asks when a memory was last read). One short
+        write for all the ids; a read never fails because it could not be recorded."""
+        if not memory_ids or self.store.read_only:
+            return
+        try:
+            self.lifecycle.record(list(dict.fromkeys(memory_ids)), UsageEvent.RETRIEVED)
+        except EngramError as error:
+            log.warning("reading of %d memories not recorded: %s", len(memory_ids), error)
 
     def catch_up(self, limit: int | None = None) -> int:
         """Embed records that are waiting (after an embedder outage or a reconcile)."""

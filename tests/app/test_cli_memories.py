@@ -341,3 +341,36 @@ def test_delete_without_a_terminal_needs_yes_whatever_the_input(engram_cli: Any)
         assert refused.exit_code == 2
         assert "--yes" in refused.stderr
     assert kept in engram_cli.all_ids()
+
+
+def test_a_misspelt_project_is_named_not_answered_with_nothing(engram_cli: EngramCli) -> None:
+    engram_cli.add("Click groups need invoke_without_command.", "-p", "click", "--no-check")
+    engram_cli.add("Ruff reads pyproject.toml.", "-p", "ruff", "--no-check")
+    for command in (["search", "groups"], ["list"], ["context", "--error", "boom"]):
+        result = engram_cli(*command, "-p", "klick")
+        assert result.exit_code == 2, command
+        assert "no project 'klick' (did you mean 'click'?); known: click, ruff" in result.stderr
+    assert "Click groups" in engram_cli.ok("search", "groups", "-p", "click").stdout
+
+
+def test_reading_counts_as_use_unless_told_not_to(engram_cli: EngramCli, tmp_path: Any) -> None:
+    memory_id = engram_cli.add("Ruff reads pyproject.toml first.", "-p", "ruff", "--no-check")
+
+    def reads() -> tuple[int, Any]:
+        data = engram_cli.json("show", memory_id, "--no-record")
+        return data["retrieval_count"], data["last_accessed"]
+
+    assert reads() == (0, None)
+    engram_cli.ok("search", "ruff pyproject", "-p", "ruff", "--no-record")
+    assert reads()[0] == 0
+    engram_cli.ok("search", "ruff pyproject", "-p", "ruff")
+    engram_cli.ok("show", memory_id)
+    count, last = reads()
+    assert count == 2 and last is not None
+    source = tmp_path / "pyproject.toml"
+    source.write_text("[tool.ruff]\n", encoding="utf-8")
+    engram_cli.ok(
+        "add", "Ruff config lives here.", "-p", "ruff", "--file-ref", "pyproject.toml", "--no-check"
+    )
+    engram_cli.ok("context", "-p", "ruff", "--file", source, "--no-record")
+    assert reads()[0] == 2

@@ -176,13 +176,18 @@ def test_search_plain_output(corpus_cli: EngramCli) -> None:
     assert out.startswith(" 1. Target handling in `mergeDefaults`")
     assert "shipit-m00001" in out and "dense" in out and "bm25" in out
     assert "(mergeDefaults)" in out
-    none = corpus_cli.ok("search", "anything", "-p", "nonexistent").stdout
+    none = corpus_cli.ok("search", "zzqx vvwk", "-p", "shipit", "--retriever", "lexical").stdout
     assert "no memories found" in none
+    unknown = corpus_cli("search", "anything", "-p", "nonexistent")
+    assert unknown.exit_code == 2 and "no project 'nonexistent'" in unknown.stderr
 
 
 def test_search_record_counts_retrievals(corpus_cli: EngramCli) -> None:
+    def count() -> int:
+        return int(corpus_cli.json("show", "shipit-m00001", "--no-record")["retrieval_count"])
+
     corpus_cli.ok("search", "mergeDefaults", "-p", "shipit", "-n", 1, "--record")
-    assert corpus_cli.json("show", "shipit-m00001")["retrieval_count"] == 1
-    corpus_cli.ok("search", "mergeDefaults", "-p", "shipit", "-n", 1)
-    assert corpus_cli.json("show", "shipit-m00001")["retrieval_count"] == 1
+    assert count() == 1
+    corpus_cli.ok("search", "mergeDefaults", "-p", "shipit", "-n", 1, "--no-record")
+    assert count() == 1
     assert corpus_cli.json("stats")["searches"]["searches"] == 2

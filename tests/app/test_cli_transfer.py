@@ -320,7 +320,8 @@ def test_import_replace_leaves_no_stale_vectors(tmp_path: Path, engram_cli: Engr
     vectors.forget_cache()
     in_index = {name: ids for name, ids in vectors.memory_ids(MODEL_ID).items() if ids}
     assert in_index == {collection_name(MODEL_ID, "q"): {"m1"}}
-    assert engram_cli.json("search", "penguins", "-p", "p", "--retriever", "dense")["results"] == []
+    gone = engram_cli("search", "penguins", "-p", "p", "--retriever", "dense")
+    assert gone.exit_code == 2 and "no project 'p'; known: q" in gone.stderr
 
 
 def test_import_applies_supersedes_and_refuses_other_projects(
