@@ -8,8 +8,9 @@ the REM judge's first pass reads a pair (cues and the fitted scorer), and a pair
 which the later note is worded as a change ("dropped", "bumped to", "no longer", another
 version weeks later), clashes with something the earlier says (a value, a version, a
 negation) and is about the same code (a shared file or code name) is recorded as an
-open `supersedes` conflict with the later note as holder. Nothing is superseded: the record is a proposal the user sees in `engram
-contradictions list` and the review, and can dismiss. Two notes that merely disagree
+open `supersedes` conflict with the later note as holder. Nothing is superseded:
+the record is a proposal the user sees in `engram contradictions list` and the
+review, and can dismiss. Two notes that merely disagree
 are left to the REM judge, and so are notes written in one sitting (nothing says which
 came second) and episodes (records of what happened, never untrue later).
 """
