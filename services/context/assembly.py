@@ -14,6 +14,7 @@ counted by the configured token counter.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
@@ -104,11 +105,30 @@ def _plain(text: str) -> str:
     return " ".join(words.without_fences(text).split())
 
 
+def _after_title(memory: Memory) -> str:
+    """The content without a first sentence that only repeats the title (a title
+    derived from the content is its first sentence): no entry says a thing twice."""
+    content = memory.content.strip()
+    title_words = memory.title.rstrip(".:!?… ").split()
+    if not title_words:
+        return content
+    repeated = re.match(r"\s*" + r"\s+".join(map(re.escape, title_words)), content, re.I)
+    if repeated is None:
+        return content
+    rest = content[repeated.end() :]
+    if rest and rest[0].isalnum():  # the title is only the start of a longer sentence
+        return content
+    return rest.lstrip(".:!?… \n\t")
+
+
 def derived_summary(memory: Memory, max_chars: int = 240) -> str:
     """The stored summary, else the first sentences of the content (code left out)."""
     if memory.summary:
         return memory.summary
-    text = _plain(memory.content) or memory.title
+    return _first_sentences(_plain(memory.content) or memory.title, max_chars)
+
+
+def _first_sentences(text: str, max_chars: int) -> str:
     summary = ""
     for sentence in words.sentences(text):
         if summary and len(summary) + len(sentence) + 1 > max_chars:
@@ -146,10 +166,11 @@ def render_memory(memory: Memory, level: Level) -> str:
     """One memory as a Markdown list item at `level`."""
     label = f"{memory.type.value} · {memory.id}"
     if level is Level.FULL:
-        body = memory.content.strip().replace("\n", "\n  ")
-        line = f"- **{memory.title}** ({label})\n  {body}"
+        body = _after_title(memory).replace("\n", "\n  ")
+        line = f"- **{memory.title}** ({label})" + (f"\n  {body}" if body else "")
     elif level is Level.SUMMARY:
-        line = f"- **{memory.title}** ({label}): {derived_summary(memory)}"
+        summary = memory.summary or _first_sentences(_plain(_after_title(memory)), 240)
+        line = f"- **{memory.title}** ({label})" + (f": {summary}" if summary else "")
     elif level is Level.COMPRESSED:
         line = f"- {label}: {derived_compressed(memory)}"
     else:

@@ -272,3 +272,14 @@ def test_a_small_budget_goes_to_the_critical_tier_first() -> None:
     assert small.critical > 0.4 and small.relevant == split.relevant
     assert abs(sum(small.shares()) - 1.0) < 1e-9 and min(small.shares()) >= 0
     assert split.for_budget(1000).critical < small.critical
+
+
+@pytest.mark.parametrize("level", [Level.FULL, Level.SUMMARY])
+def test_an_entry_never_repeats_its_title(level: Level) -> None:
+    derived = make_memory("Use WAL mode. Readers never block the writer.", title="Use WAL mode")
+    line = render_memory(derived, level)
+    assert line.count("Use WAL mode") == 1 and "Readers never block the writer." in line
+    only = render_memory(make_memory("Only the title.", title="Only the title"), level)
+    assert only.count("Only the title") == 1
+    longer = render_memory(make_memory("Use WAL modes.", title="Use WAL mode"), level)
+    assert "Use WAL modes." in longer  # a longer first word is not the title
