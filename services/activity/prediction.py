@@ -370,7 +370,7 @@ class PredictiveEngine:
         conventions = self.sources.of_types(project, at, (T.CONVENTION,), 6 * pool)
         take(conventions, 6, 0.5, "project convention", 2)
         workflows = self.sources.of_types(project, at, (T.WORKFLOW,), 2 * pool)
-        take(workflows, 2, 0.4, "project workflow", 1, needs_file=True)
+        take(workflows, 2, 0.4, "project workflow", 0, needs_file=True)  # whole, or as steps
         history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3 * pool)
         take(history, 3, 0.3, "project history", 1)
         return found

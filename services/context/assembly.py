@@ -128,6 +128,22 @@ def derived_summary(memory: Memory, max_chars: int = 240) -> str:
     return _first_sentences(_plain(memory.content) or memory.title, max_chars)
 
 
+_STEP = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step \d+:?)\s+(.+)$", re.I | re.M)
+STEP_CHARS = 60  # each step of a shortened workflow keeps its start, none is dropped
+
+
+def _steps_line(content: str) -> str:
+    """A workflow or checklist shortened as a whole: every step, each cut to its start
+    ("tag the release → build → publish"), never the first steps and a cut."""
+    steps = [m.group(1).strip() for m in _STEP.finditer(words.without_fences(content))]
+    if len(steps) < 2:
+        return ""
+    short = [
+        s if len(s) <= STEP_CHARS else s[: STEP_CHARS - 1].rsplit(" ", 1)[0] + "…" for s in steps
+    ]
+    return " → ".join(short)
+
+
 def _first_sentences(text: str, max_chars: int) -> str:
     summary = ""
     for sentence in words.sentences(text):
@@ -169,7 +185,11 @@ def render_memory(memory: Memory, level: Level) -> str:
         body = _after_title(memory).replace("\n", "\n  ")
         line = f"- **{memory.title}** ({label})" + (f"\n  {body}" if body else "")
     elif level is Level.SUMMARY:
-        summary = memory.summary or _first_sentences(_plain(_after_title(memory)), 240)
+        summary = (
+            memory.summary
+            or _steps_line(memory.content)
+            or _first_sentences(_plain(_after_title(memory)), 240)
+        )
         line = f"- **{memory.title}** ({label})" + (f": {summary}" if summary else "")
     elif level is Level.COMPRESSED:
         line = f"- {label}: {derived_compressed(memory)}"

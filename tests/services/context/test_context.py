@@ -283,3 +283,20 @@ def test_an_entry_never_repeats_its_title(level: Level) -> None:
     assert only.count("Only the title") == 1
     longer = render_memory(make_memory("Use WAL modes.", title="Use WAL mode"), level)
     assert "Use WAL modes." in longer  # a longer first word is not the title
+
+
+def test_a_workflow_is_shortened_as_a_whole_never_cut_mid_step() -> None:
+    steps = [
+        "Bump the version in __version__.py and add the CHANGELOG entry for the release",
+        "Open a PR titled 'Version x.y.z' and wait for the checks",
+        "Tag the merge commit without a v prefix",
+        "Let publish.yml upload to PyPI",
+    ]
+    workflow = make_memory(
+        "\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1)),
+        title="Cutting a release",
+        type="workflow",
+    )
+    line = render_memory(workflow, Level.SUMMARY)
+    assert line.count(" → ") == len(steps) - 1
+    assert "Let publish.yml upload to PyPI" in line
