@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from services.activity.git_state import read_head
+from services.activity.git_state import project_name, read_head
 from services.activity.prediction import PredictiveEngine
 from services.activity.signals import ActivityKind, Signal, SignalKind
 from services.activity.watch_rules import UnreadableFile, parse_patterns, read_source
@@ -63,15 +63,26 @@ class Located:
 
 
 def locate(path: Path, project: str | None = None) -> Located:
-    """Project and project-relative path of a file: the repository's folder name is
-    the project unless one is given."""
+    """Project and project-relative path of a file: unless one is given, the project
+    is the repository's (`services.activity.git_state.project_name`: its
+    `.engram-project` file, its origin remote, its main worktree), so a clone in
+    `repo/`, a worktree and a subfolder all find the same memories."""
     absolute = path.expanduser().resolve()
     root = project_root(absolute)
     try:
         relative = absolute.relative_to(root).as_posix()
     except ValueError:
         relative = absolute.name
-    return Located(root, project or root.name, relative)
+    return Located(root, project or project_name(root), relative)
+
+
+def project_here(cwd: Path | None = None) -> str | None:
+    """The project of the repository the current folder is in (None outside one)."""
+    folder = (cwd or Path.cwd()).resolve()
+    root = project_root(folder)
+    if not (root / ".git").exists():
+        return None
+    return project_name(root)
 
 
 def file_symbols(path: Path, patterns: tuple[str, ...]) -> SourceSymbols | None:

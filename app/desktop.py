@@ -20,7 +20,8 @@ from app.activity import read_profile, restore_state
 from app.composition import Engram, open_engram
 from services.activity.prediction import Prediction, PredictiveEngine, with_search_results
 from services.activity.signals import Signal, SignalKind
-from services.context.assembly import AssembledContext, Level, render_memory
+from services.context.assembly import AssembledContext
+from services.context.rendering import Level, render_memory
 from services.errors import EnvironmentProblem
 from services.filters import MemoryFilter
 from services.knowledge.profile import ProfileStore

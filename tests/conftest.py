@@ -29,7 +29,10 @@ CORPUS_MEMORIES = CORPUS / "memories-sample.jsonl"
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test touches the user's data folder or inherits ENGRAM_* settings."""
+    """No test touches the user's data folder or inherits ENGRAM_* settings, and each
+    runs in its own folder (not this repository: `engram add` in a repository takes
+    its project)."""
+    monkeypatch.chdir(tmp_path)
     for key in list(os.environ):
         if key.startswith("ENGRAM_"):
             monkeypatch.delenv(key)

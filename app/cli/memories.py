@@ -179,6 +179,10 @@ def add(
     engram = state.engram()
     for replaced in replaces:
         engram.store.get(replaced)  # an unknown id stores nothing
+    if project is None:  # inside a repository: its project, as `engram context` sees it
+        from app.activity import project_here
+
+        project = project_here()
     redacted: Counter[str] = Counter()
     memory = engram.service.add(
         {k: v for k, v in data.items() if v is not None},

@@ -6,6 +6,7 @@ that says `gitdir: …`), and detached HEADs (a commit id instead of a ref).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,3 +92,65 @@ def branch_words(branch: str) -> list[str]:
 def branch_slug(branch: str) -> str:
     """The last segment of a branch name: `fix/tz-bug` → `tz-bug`."""
     return branch.rstrip("/").rsplit("/", 1)[-1]
+
+
+PROJECT_FILE = ".engram-project"  # one line in a repository's root: the project's name
+_CONFIG_LINE = re.compile(r"^\s*\[([^\]\n]+)\]|^\s*url\s*=\s*(\S+)", re.M)
+_REMOTE_SECTION = re.compile(r'remote\s+"([^"]+)"')
+
+
+def project_name(repo: Path) -> str:
+    """The project a working tree belongs to, the same for every clone, worktree and
+    subfolder of it: the name in its `.engram-project` file, else the repository name
+    of its `origin` remote (`git@github.com:pallets/click.git` → `click`), else the
+    folder of its main worktree, else its own folder's name."""
+    override = repo / PROJECT_FILE
+    try:
+        named = override.read_text("utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        named = []
+    if named and named[0].strip():
+        return named[0].strip()
+    common = _common_dir(repo)
+    if common is not None:
+        remote = _origin_name(common / "config")
+        if remote:
+            return remote
+        if common.name == ".git":
+            return common.parent.name
+    return repo.name
+
+
+def _common_dir(repo: Path) -> Path | None:
+    """The repository's shared git directory (a worktree's `.git` file points into
+    `<main>/.git/worktrees/<name>`, whose `commondir` leads back)."""
+    directory = git_dir(repo)
+    if directory is None:
+        return None
+    try:
+        pointer = (directory / "commondir").read_text("utf-8", errors="replace").strip()
+    except OSError:
+        return directory
+    common = Path(pointer)
+    return common if common.is_absolute() else (directory / common).resolve()
+
+
+def _origin_name(config: Path) -> str | None:
+    try:
+        text = config.read_text("utf-8", errors="replace")[:200_000]
+    except OSError:
+        return None
+    remote: str | None = None
+    urls: dict[str, str] = {}
+    for match in _CONFIG_LINE.finditer(text):
+        if match.group(1) is not None:
+            section = _REMOTE_SECTION.fullmatch(match.group(1).strip())
+            remote = section.group(1) if section else None
+        elif remote is not None:
+            urls.setdefault(remote, match.group(2))
+    url = urls.get("origin") or next(iter(urls.values()), None)
+    if not url:
+        return None
+    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    name = name.removesuffix(".git")
+    return name or None

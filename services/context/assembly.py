@@ -14,14 +14,16 @@ counted by the configured token counter.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 from services.activity.prediction import Candidate, Prediction, Reason
 from services.activity.signals import ActivityKind
+from services.context.rendering import (
+    Level,
+    render_memory,
+)
 from services.errors import UserInputError
 from services.memory import Memory
 from services.text import words
@@ -36,17 +38,6 @@ SMALL_BUDGET = 1500  # below this many tokens the critical tier grows
 SMALL_CRITICAL_SHARE = 0.5
 MIN_BUDGET = 120  # the block's own tags and header take about 80, a note 20 more
 TIER_NAMES = {1: "Critical", 2: "Relevant", 3: "Background", 4: "Index"}
-
-
-class Level(IntEnum):
-    FULL = 0
-    SUMMARY = 1
-    COMPRESSED = 2
-    INDEX = 3
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
 
 
 @dataclass(frozen=True)
@@ -96,106 +87,6 @@ class TierSplit:
 
     def shares(self) -> tuple[float, float, float, float]:
         return (self.critical, self.relevant, self.background, self.index)
-
-
-# --- levels of a memory -------------------------------------------------------------------
-
-
-def _plain(text: str) -> str:
-    return " ".join(words.without_fences(text).split())
-
-
-def _after_title(memory: Memory) -> str:
-    """The content without a first sentence that only repeats the title (a title
-    derived from the content is its first sentence): no entry says a thing twice."""
-    content = memory.content.strip()
-    title_words = memory.title.rstrip(".:!?… ").split()
-    if not title_words:
-        return content
-    repeated = re.match(r"\s*" + r"\s+".join(map(re.escape, title_words)), content, re.I)
-    if repeated is None:
-        return content
-    rest = content[repeated.end() :]
-    if rest and rest[0].isalnum():  # the title is only the start of a longer sentence
-        return content
-    return rest.lstrip(".:!?… \n\t")
-
-
-def derived_summary(memory: Memory, max_chars: int = 240) -> str:
-    """The stored summary, else the first sentences of the content (code left out)."""
-    if memory.summary:
-        return memory.summary
-    return _first_sentences(_plain(memory.content) or memory.title, max_chars)
-
-
-_STEP = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step \d+:?)\s+(.+)$", re.I | re.M)
-STEP_CHARS = 60  # each step of a shortened workflow keeps its start, none is dropped
-
-
-def _steps_line(content: str) -> str:
-    """A workflow or checklist shortened as a whole: every step, each cut to its start
-    ("tag the release → build → publish"), never the first steps and a cut."""
-    steps = [m.group(1).strip() for m in _STEP.finditer(words.without_fences(content))]
-    if len(steps) < 2:
-        return ""
-    short = [
-        s if len(s) <= STEP_CHARS else s[: STEP_CHARS - 1].rsplit(" ", 1)[0] + "…" for s in steps
-    ]
-    return " → ".join(short)
-
-
-def _first_sentences(text: str, max_chars: int) -> str:
-    summary = ""
-    for sentence in words.sentences(text):
-        if summary and len(summary) + len(sentence) + 1 > max_chars:
-            break
-        summary = f"{summary} {sentence}".strip()
-        if len(summary) >= max_chars // 2:
-            break
-    if len(summary) > max_chars:
-        summary = summary[: max_chars - 1].rsplit(" ", 1)[0] + "…"
-    return summary
-
-
-def derived_compressed(memory: Memory) -> str:
-    """The stored compressed form, else `key: value` facts: the title, the code names
-    it mentions and the files it is about."""
-    if memory.compressed:
-        return memory.compressed
-    names = list(dict.fromkeys(words.code_spans(memory.content, 2, 80)))[:4]
-    parts = [memory.title.rstrip(".")]
-    if names:
-        parts.append("names: " + ", ".join(names))
-    if memory.file_refs:
-        parts.append("files: " + ", ".join(memory.file_refs[:3]))
-    return "; ".join(parts)
-
-
-def derived_index(memory: Memory) -> str:
-    if memory.index_line:
-        return memory.index_line
-    title = memory.title
-    return title if len(title) <= 80 else title[:79].rsplit(" ", 1)[0] + "…"
-
-
-def render_memory(memory: Memory, level: Level) -> str:
-    """One memory as a Markdown list item at `level`."""
-    label = f"{memory.type.value} · {memory.id}"
-    if level is Level.FULL:
-        body = _after_title(memory).replace("\n", "\n  ")
-        line = f"- **{memory.title}** ({label})" + (f"\n  {body}" if body else "")
-    elif level is Level.SUMMARY:
-        summary = (
-            memory.summary
-            or _steps_line(memory.content)
-            or _first_sentences(_plain(_after_title(memory)), 240)
-        )
-        line = f"- **{memory.title}** ({label})" + (f": {summary}" if summary else "")
-    elif level is Level.COMPRESSED:
-        line = f"- {label}: {derived_compressed(memory)}"
-    else:
-        line = f"- {memory.id}: {derived_index(memory)}"
-    return strip_controls(line)
 
 
 # --- output --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -43,6 +44,7 @@ NEIGHBOURS = 6  # nearest memories of the project a newly embedded one is read a
 SAME_SITTING_S = 20 * 3600  # closer than this, two notes have no order between them
 MIN_COSINE = 0.35  # below this a pair is about different things (the scorer agrees)
 SOURCE = "when embedded"
+_NAME = re.compile(r"[A-Za-z_][\w.:/-]*[A-Za-z0-9_]")
 CLASH = (  # pair features that say the later note contradicts a statement of the earlier
     "value_conflict",
     "cue_replaces",
@@ -177,7 +179,10 @@ def _same_subject(earlier: Memory, later: Memory) -> bool:
 
 
 def _code_names(memory: Memory) -> set[str]:
-    return {span.lower() for span in words.code_spans(f"{memory.title}\n{memory.content}", 2, 80)}
+    """The names in a memory's code spans (`requires-python = ">=3.8"` names
+    `requires-python`), lower-cased; values and operators are not names."""
+    spans = words.code_spans(f"{memory.title}\n{memory.content}", 2, 80)
+    return {name.lower() for span in spans for name in _NAME.findall(span)}
 
 
 def _unit_vectors(

@@ -21,6 +21,7 @@ _CAMEL = re.compile(r"\b[a-z][a-z0-9]*[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b")
 _SNAKE = re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
 _SCREAMING = re.compile(r"[A-Z][A-Z0-9]{2,}")
+_MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")  # SSLContext, getURL
 _WORD_IN_SPAN = re.compile(r"[A-Za-z_][\w.:/-]*[\w]")
 MAX_QUERY_CHARS = 2000
 
@@ -75,7 +76,12 @@ def mentions_as_code(text: str, name: str) -> bool:
     as a whole token; a plain word (`proxy`, `test`, `copy`, `Execute`) only where the
     text writes it as code: in backticks, as a call, or joined to code by `.` or `::`.
     So a file defining `proxy` does not pull in every note about a corporate proxy."""
-    if _looks_like_code(name) or any(ch.isdigit() for ch in name) or _SCREAMING.fullmatch(name):
+    if (
+        _looks_like_code(name)
+        or _MIXED_CASE.search(name)
+        or any(ch.isdigit() for ch in name)
+        or _SCREAMING.fullmatch(name)
+    ):
         return mentions(text, name)
     if not mentions(text, name):
         return False

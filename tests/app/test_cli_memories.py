@@ -375,3 +375,22 @@ def test_reading_counts_as_use_unless_told_not_to(engram_cli: EngramCli, tmp_pat
     )
     engram_cli.ok("context", "-p", "ruff", "--file", source, "--no-record")
     assert reads()[0] == 2
+
+
+def test_add_inside_a_repository_takes_its_project(
+    engram_cli: EngramCli, tmp_path: Any, monkeypatch: Any
+) -> None:
+    clone = tmp_path / "repo"
+    (clone / ".git").mkdir(parents=True)
+    (clone / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = git@github.com:pallets/click.git\n', encoding="utf-8"
+    )
+    (clone / "src").mkdir()
+    monkeypatch.chdir(clone / "src")
+    added = engram_cli.json("add", "Groups need invoke_without_command.", "--no-check")
+    assert added["project"] == "click"
+    elsewhere = tmp_path / "notes"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert engram_cli.json("add", "A loose note.", "--no-check")["project"] is None
+    assert engram_cli.json("add", "Pinned.", "-p", "ruff", "--no-check")["project"] == "ruff"

@@ -18,7 +18,7 @@ import re
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 
-from services.context.assembly import derived_compressed, derived_summary
+from services.context.rendering import derived_compressed, derived_summary
 from services.llm.base import LLM, TimeBudget, ask_json
 from services.memory import Memory, parse_time
 from services.rem.ops.duplicates import (

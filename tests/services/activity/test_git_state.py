@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from services.activity.git_state import (
+    PROJECT_FILE,
     HeadState,
     branch_slug,
     branch_words,
     find_repositories,
     git_dir,
+    project_name,
     read_head,
 )
 
@@ -215,3 +220,60 @@ def test_branch_slug(branch: str, slug: str) -> None:
 )
 def test_branch_words(branch: str, words: list[str]) -> None:
     assert branch_words(branch) == words
+
+
+def _repository(folder: Path, config: str = "") -> Path:
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (folder / ".git" / "config").write_text(config, encoding="utf-8")
+    return folder
+
+
+ORIGIN = '[core]\n\tbare = false\n[remote "origin"]\n\turl = {url}\n\tfetch = +refs/heads/*\n'
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git@github.com:pallets/click.git",
+        "https://github.com/pallets/click",
+        "https://github.com/pallets/click.git/",
+        "ssh://git@example.org:2222/tools/click.git",
+    ],
+)
+def test_a_clone_is_named_after_its_origin_not_its_folder(tmp_path: Path, url: str) -> None:
+    clone = _repository(tmp_path / "repo", ORIGIN.format(url=url))
+    assert project_name(clone) == "click"
+
+
+def test_a_worktree_is_the_project_of_its_main_repository(tmp_path: Path) -> None:
+    main = _repository(tmp_path / "click-main")
+    inner = main / ".git" / "worktrees" / "feature"
+    inner.mkdir(parents=True)
+    (inner / "commondir").write_text("../..\n", encoding="utf-8")
+    (inner / "HEAD").write_text("ref: refs/heads/feature\n", encoding="utf-8")
+    worktree = tmp_path / "elsewhere" / "feature-x"
+    worktree.mkdir(parents=True)
+    (worktree / ".git").write_text(f"gitdir: {inner}\n", encoding="utf-8")
+    assert project_name(worktree) == "click-main"
+
+
+def test_a_file_in_the_repository_names_the_project(tmp_path: Path) -> None:
+    clone = _repository(tmp_path / "repo", ORIGIN.format(url="git@host:org/click.git"))
+    (clone / PROJECT_FILE).write_text("click-docs\n", encoding="utf-8")
+    assert project_name(clone) == "click-docs"
+
+
+def test_other_sections_urls_are_not_the_origin(tmp_path: Path) -> None:
+    config = '[submodule "vendor"]\n\turl = https://x/vendor.git\n[remote "origin"]\n'
+    config += "\turl = https://github.com/pallets/click.git\n"
+    assert project_name(_repository(tmp_path / "repo", config)) == "click"
+    assert project_name(tmp_path / "plain") == "plain"  # not a repository: its folder
+
+
+@given(st.text(max_size=300))
+def test_any_config_gives_a_name(config: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        repo = _repository(Path(folder) / "repo", config)
+        name = project_name(repo)
+        assert name and "\n" not in name

@@ -11,11 +11,9 @@ from hypothesis import strategies as st
 
 from services.activity.prediction import Candidate, Prediction, Reason
 from services.activity.signals import ActivityKind
-from services.context.assembly import (
-    MIN_BUDGET,
-    ContextAssembler,
+from services.context.assembly import MIN_BUDGET, ContextAssembler, TierSplit
+from services.context.rendering import (
     Level,
-    TierSplit,
     derived_compressed,
     derived_summary,
     render_memory,

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from services.context.assembly import derived_summary
+from services.context.rendering import derived_summary
 from services.memory import MAX_TITLE_CHARS, Memory
 from services.rem.ops.clusters import missing_facts
 

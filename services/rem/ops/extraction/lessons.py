@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from services.context.assembly import derived_summary
+from services.context.rendering import derived_summary
 from services.memory import Memory
 from services.rem.ops.extraction.common import MAX_SOURCES, OP, Entry, Known, finding_key
 from services.rem.ops.extraction.drafts import clip_title, draft, memory_fields, normalised
