@@ -283,6 +283,8 @@ class QuickSearchPopup(QWidget):
         self.last_copied = context.markdown
         QGuiApplication.clipboard().setText(context.markdown)
         message = f"Copied {context.tokens:,} tokens of context"
+        if context.query:
+            message += f" for “{context.query[:40]}”"
         self.set_tone("done")
         self.status.setText(message)
         self.copied.emit(message)

@@ -48,6 +48,7 @@ from services.types import MemoryType as T
 CRITICAL_TYPES = (T.DECISION, T.CONSTRAINT, T.ARCHITECTURE)
 ERROR_TYPES = (T.FIX, T.PITFALL)
 DIRECT = 0.7  # a file signal this strong is about the file itself (tier 1)
+QUERY_CRITICAL = 3  # a search's results that lead the block assembled for it
 BACKGROUND_POOL = 5  # with a file open, tier 3 picks from this many times more
 CARRY_OVER = 0.7  # weight of the branch context once the user has moved on to files
 
@@ -93,6 +94,7 @@ class Prediction:
     branch: str | None = None
     signal_keys: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    query: str | None = None  # the search the block was assembled for (the popup's copy)
 
     def tier_ids(self) -> dict[int, list[str]]:
         return {
@@ -379,19 +381,18 @@ class PredictiveEngine:
 def with_search_results(
     prediction: Prediction, found: list[tuple[Memory, float]], query: str
 ) -> Prediction:
-    """The prediction with a search's results first in the relevant tier (the user asked
-    for them), each memory kept once."""
+    """The prediction made about `query`: its best results are the critical tier (the
+    user asked for them), the rest lead the relevant tier, and what the activity had
+    predicted follows, each memory kept once; the block names the query."""
     reason = f"search: {query[:80]}"
     searched = [Candidate(memory, score, [Reason(reason, score)]) for memory, score in found]
     ids = {c.memory.id for c in searched}
-    critical = [c for c in prediction.critical if c.memory.id not in ids]
-    relevant = searched + [c for c in prediction.relevant if c.memory.id not in ids]
-    background = [c for c in prediction.background if c.memory.id not in ids]
-    related = [c for c in prediction.related if c.memory.id not in ids]
+    watched = [c for c in (*prediction.critical, *prediction.relevant) if c.memory.id not in ids]
     return replace(
         prediction,
-        critical=critical,
-        relevant=relevant,
-        background=background,
-        related=related,
+        critical=searched[:QUERY_CRITICAL],
+        relevant=searched[QUERY_CRITICAL:] + watched,
+        background=[c for c in prediction.background if c.memory.id not in ids],
+        related=[c for c in prediction.related if c.memory.id not in ids],
+        query=query,
     )

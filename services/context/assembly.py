@@ -121,6 +121,7 @@ class AssembledContext:
     tokens: int
     tiers: list[TierResult]
     profile_included: bool
+    query: str | None = None  # the search it was assembled for, named in its header
 
     def ids(self, tier: int) -> list[str]:
         return [p.candidate.memory.id for p in self.tiers[tier - 1].placed]
@@ -128,6 +129,7 @@ class AssembledContext:
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": self.version,
+            "query": self.query,
             "generated_at": self.generated_at,
             "project": self.project,
             "activity": self.activity.value,
@@ -245,6 +247,7 @@ class ContextAssembler:
             tokens=tokens,
             tiers=tiers,
             profile_included=profile_text is not None and profile_text in markdown,
+            query=prediction.query,
         )
 
     def _current(self, prediction: Prediction) -> list[list[Candidate]]:
@@ -294,6 +297,9 @@ class ContextAssembler:
             attributes.append(f'project="{_attribute(prediction.project)}"')
         attributes.append(f'activity="{prediction.activity.value}"')
         focus = []
+        if prediction.query:
+            query = " ".join(prediction.query.split())
+            focus.append(f"query “{query if len(query) <= 80 else query[:79] + '…'}”")
         if focus_line and prediction.current_file:
             focus.append(f"file `{prediction.current_file}`")
         if focus_line and prediction.branch:

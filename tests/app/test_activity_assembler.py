@@ -53,5 +53,9 @@ def test_popup_results_show_dates_and_copying_does_not_date_twice(
     (first, *_) = answer.results
     assert first.memory.content == "We rolled back the payout job yesterday (2026-06-09)."
     assert service.store.get("rollback").content.endswith("job yesterday.")  # not stored
-    copied = desktop.context_for("rolled back payout job", answer.results).markdown
+    assembled = desktop.context_for("rolled back payout job", answer.results)
+    copied = assembled.markdown
     assert copied.count("(2026-06-09)") == 1
+    # The copy is about the query: it names it, and its results lead tier 1.
+    assert "query “rolled back payout job”" in copied and assembled.query
+    assert assembled.ids(1)[0] == "rollback"

@@ -34,6 +34,7 @@ class Answer:
 class Context:
     markdown: str
     tokens: int
+    query: str | None = None
 
 
 def result(memory_id: str, content: str, score: float = 0.8) -> SearchResult:
@@ -58,7 +59,7 @@ class FakeBackend:
     def context_for(self, query: str | None = None, results: list[Any] | None = None) -> Context:
         ids = [r.memory.id for r in results or []]
         self.contexts.append((query, ids))
-        return Context(f"<engram-context>{query}: {', '.join(ids)}</engram-context>", 42)
+        return Context(f"<engram-context>{query}: {', '.join(ids)}</engram-context>", 42, query)
 
     def memory_text(self, memory: Any) -> str:
         return f"memory {memory.id}"
@@ -111,7 +112,7 @@ def test_enter_copies_the_assembled_context(
     qtbot.waitUntil(lambda: popup.answered_query == "refunds", timeout=3000)
     with qtbot.waitSignal(popup.copied, timeout=3000) as signal:
         qtbot.keyClick(popup.query, Qt.Key.Key_Return)
-    assert signal.args == ["Copied 42 tokens of context"]
+    assert signal.args == ["Copied 42 tokens of context for “refunds”"]
     clipboard = QGuiApplication.clipboard().text()
     assert clipboard == "<engram-context>refunds: refunds-1, refunds-2</engram-context>"
     assert "42 tokens" in popup.status.text()
