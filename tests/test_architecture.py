@@ -4,6 +4,7 @@ UI toolkit or the layers above it, and every module says what it is for."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -311,3 +312,17 @@ def test_the_reimport_check_can_fail() -> None:
 def test_no_function_imports_a_module_already_imported_at_the_top(path: Path) -> None:
     found = reimports(path.read_text(encoding="utf-8"))
     assert not found, f"{path.relative_to(ROOT)} imports again inside a function: {found}"
+
+
+def test_the_cli_prints_through_its_sinks() -> None:
+    """Everything the CLI prints for a person goes through `say`/`err` or the rich
+    console of app/cli/common.py, which escape control characters in memory text; a
+    bare click.echo elsewhere would let an escape sequence reach the terminal raw."""
+    offenders = [
+        f"{path.name}:{number}"
+        for path in sorted((ROOT / "app" / "cli").glob("*.py"))
+        if path.name != "common.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "click.echo(" in line or re.search(r"(?<![.\w])print\(", line)
+    ]
+    assert offenders == []

@@ -15,7 +15,16 @@ from typing import Any
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, err, handle_errors, json_option, pass_state
+from app.cli.common import (
+    CliState,
+    cli,
+    emit_json,
+    err,
+    handle_errors,
+    json_option,
+    pass_state,
+    say,
+)
 from services.errors import UserInputError
 
 
@@ -60,13 +69,13 @@ def _show_list(state: CliState, as_json: bool) -> None:
         emit_json({"backups": rows})
         return
     if not rows:
-        click.echo(f"no backups in {state.data_dir / 'backups'}")
+        say(f"no backups in {state.data_dir / 'backups'}")
         return
     for row in rows:
         memories = "unreadable" if row["memories"] is None else f"{row['memories']} memories"
         created = datetime.fromisoformat(row["created"]).strftime("%Y-%m-%d %H:%M:%S")
         reason = f"  ({row['reason']})" if row["reason"] else ""
-        click.echo(f"{created}  {_size(row['size']):>9}  {memories:>15}  {row['path']}{reason}")
+        say(f"{created}  {_size(row['size']):>9}  {memories:>15}  {row['path']}{reason}")
 
 
 @cli.command()
@@ -90,7 +99,7 @@ def backup(state: CliState, listing: bool, as_json: bool) -> None:
     if as_json:
         emit_json({"path": str(path), "size": size})
     else:
-        click.echo(f"backed up to {path} ({_size(size)})")
+        say(f"backed up to {path} ({_size(size)})")
 
 
 @cli.command()
@@ -149,10 +158,10 @@ def restore(state: CliState, file: Path, yes: bool, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"restored {report.memories} memories from {report.restored}")
+    say(f"restored {report.memories} memories from {report.restored}")
     if report.before_restore is not None:
-        click.echo(f"the database it replaced is kept as {report.before_restore}")
-    click.echo("vectors missing for the restored memories are embedded by the next command")
+        say(f"the database it replaced is kept as {report.before_restore}")
+    say("vectors missing for the restored memories are embedded by the next command")
 
 
 @cli.command()
@@ -200,10 +209,10 @@ def salvage(state: CliState, output: Path | None, as_json: bool) -> None:
         )
         return
     whole = "every page was readable" if report.method == "vacuum" else "row by row"
-    click.echo(f"salvaged {report.memories} memories into {output} ({whole})")
+    say(f"salvaged {report.memories} memories into {output} ({whole})")
     for name, counts in sorted(tables.items()):
         if any(counts.values()):
-            click.echo(f"  {name}: {_table_line(counts)}")
+            say(f"  {name}: {_table_line(counts)}")
     if report.unreadable or report.damaged_tables:
         err(
             f"{report.unreadable} rows could not be read"
@@ -213,7 +222,7 @@ def salvage(state: CliState, output: Path | None, as_json: bool) -> None:
                 else ""
             )
         )
-    click.echo(f"to use it: engram restore {output}")
+    say(f"to use it: engram restore {output}")
 
 
 def _table_line(counts: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shutil
 import sys
 from collections import Counter
 from datetime import UTC, datetime
@@ -22,6 +23,8 @@ from app.cli.common import (
     no_record_option,
     pass_state,
     project_option,
+    say,
+    shown,
 )
 from services.errors import EngramError, NotFoundError
 from services.types import MemoryType, RetrievalMode, Scope, Source, Tier, UsageEvent
@@ -204,13 +207,13 @@ def add(
             }
         )
         return
-    click.echo(f"stored {memory.id}: {memory.title}")
+    say(f"stored {memory.id}: {memory.title}")
     _say_replaced(superseded, memory.id)
     asking = sys.stdin.isatty() and sys.stdout.isatty() and content != "-"
     confirmed = []
     for candidate in candidates:
         old = candidate.memory
-        click.echo(
+        say(
             f"  this may {'replace' if candidate.kind == 'supersedes' else 'contradict'} "
             f"{old.id} «{old.title}»: {candidate.reason} (score {candidate.score:.2f})"
         )
@@ -218,7 +221,7 @@ def add(
             confirmed.append(old.id)
     _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
     if candidates and not asking:
-        click.echo(f"  (if it does: engram edit {memory.id} --supersedes ID)")
+        say(f"  (if it does: engram edit {memory.id} --supersedes ID)")
 
 
 def _say_redacted(redacted: Counter[str]) -> dict[str, Any]:
@@ -245,7 +248,7 @@ def _may_replace(engram: Any, memory: Any) -> list[Any]:
 
 def _say_replaced(replaced: list[Any], winner: str, indent: str = "  ") -> None:
     for old in replaced:
-        click.echo(f"{indent}{old.id} no longer holds (replaced by {winner}): {old.title}")
+        say(f"{indent}{old.id} no longer holds (replaced by {winner}): {old.title}")
 
 
 def _declare(engram: Any, winner: str, replaces: tuple[str, ...]) -> list[Any]:
@@ -279,17 +282,26 @@ def list_(
             {"total": engram.store.count(flt), "memories": [memory_summary(m) for m in memories]}
         )
         return
-    from rich.table import Table
+    # One line per memory at any width: the title takes what is left and ends in "…";
+    # the project column is left out when the list is of one project.
+    columns = ["id", "type", "created"] if flt.project else ["id", "type", "project", "created"]
+    rows = [
+        [m.id, m.type.value, *([] if flt.project else [m.project or ""]), m.created_at[:10]]
+        for m in memories
+    ]
+    widths = [max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(columns)]
+    room = max(12, shutil.get_terminal_size((100, 24)).columns - sum(widths) - 2 * len(widths) - 1)
 
-    table = Table(show_lines=False)
-    for column in ("id", "type", "project", "created", "title"):
-        table.add_column(column)
-    for memory in memories:
-        table.add_row(
-            memory.id, memory.type.value, memory.project or "", memory.created_at[:10], memory.title
-        )
-    console().print(table)
-    click.echo(f"{len(memories)} of {engram.store.count(flt)} memories")
+    def line(cells: list[str], title: str) -> str:
+        title = " ".join(title.split())
+        if len(title) > room:
+            title = title[: room - 1] + "…"
+        return "  ".join([*(c.ljust(w) for c, w in zip(cells, widths, strict=True)), title])
+
+    say(line(columns, "title"))
+    for row, memory in zip(rows, memories, strict=True):
+        say(line(row, memory.title))
+    say(f"{len(memories)} of {engram.store.count(flt)} memories")
 
 
 @cli.command()
@@ -331,21 +343,21 @@ def show(state: CliState, memory_id: str, no_record: bool, as_json: bool) -> Non
         emit_json(data)
         return
     out = console()
-    out.print(f"[bold]{memory.title}[/bold]  ({memory.type.value}, {memory.id})")
+    out.print(f"[bold]{shown(memory.title)}[/bold]  ({memory.type.value}, {memory.id})")
     out.print(
-        f"project: {memory.project or '-'}   tier: {memory.tier.value}   "
+        f"project: {shown(memory.project or '-')}   tier: {memory.tier.value}   "
         f"confidence: {memory.confidence:.2f}   created: {memory.created_at}"
     )
     if memory.tags:
-        out.print("tags: " + ", ".join(memory.tags))
+        out.print("tags: " + shown(", ".join(memory.tags)))
     if memory.file_refs:
-        out.print("files: " + ", ".join(memory.file_refs))
+        out.print("files: " + shown(", ".join(memory.file_refs)))
     if memory.superseded_by:
         out.print(f"[yellow]superseded by {memory.superseded_by}[/yellow]")
-    click.echo("")
-    click.echo(with_dates(memory.content, times))
+    say("")
+    say(with_dates(memory.content, times))
     if chunks:
-        click.echo(f"\n({len(chunks)} chunks)")
+        say(f"\n({len(chunks)} chunks)")
 
 
 @cli.command()
@@ -432,7 +444,7 @@ def edit(
             }
         )
     else:
-        click.echo(f"updated {memory.id}: {memory.title}")
+        say(f"updated {memory.id}: {memory.title}")
         _say_replaced(superseded, memory.id)
 
 
@@ -462,7 +474,7 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
     if as_json:
         emit_json({"deleted": deleted})
     else:
-        click.echo(f"deleted {len(deleted)} memories")
+        say(f"deleted {len(deleted)} memories")
 
 
 @cli.command()
@@ -492,4 +504,4 @@ def mark(
     if as_json:
         emit_json({"event": event, "memories": list(memory_ids)})
     else:
-        click.echo(f"recorded {event} for {len(memory_ids)} memories")
+        say(f"recorded {event} for {len(memory_ids)} memories")

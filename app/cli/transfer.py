@@ -17,6 +17,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     project_option,
+    say,
 )
 from services.errors import UserInputError, ValidationFailed
 from services.filters import MemoryFilter
@@ -59,7 +60,7 @@ def export(
     if as_json:
         emit_json({"exported": count, "file": str(output)})
     else:
-        click.echo(f"exported {count} memories to {output}")
+        say(f"exported {count} memories to {output}")
 
 
 @cli.command(name="import")
@@ -113,7 +114,7 @@ def import_(
             }
         )
         return
-    click.echo(
+    say(
         f"imported {report.imported} memories"
         + (f", skipped {report.skipped} existing" if report.skipped else "")
         + (f"; {len(replaced)} older memories no longer hold (supersedes)" if replaced else "")
@@ -156,7 +157,7 @@ def ingest(
             }
         )
     else:
-        click.echo(f"stored {len(report.stored)} memories")
+        say(f"stored {len(report.stored)} memories")
         for problem in report.problems:
             err(f"  {problem}")
     if report.problems:

@@ -394,3 +394,13 @@ def test_add_inside_a_repository_takes_its_project(
     monkeypatch.chdir(elsewhere)
     assert engram_cli.json("add", "A loose note.", "--no-check")["project"] is None
     assert engram_cli.json("add", "Pinned.", "-p", "ruff", "--no-check")["project"] == "ruff"
+
+
+def test_list_keeps_one_line_per_memory_at_80_columns(engram_cli: EngramCli) -> None:
+    title = "Refund webhooks are retried with exponential backoff up to six times " * 2
+    memory_id = engram_cli.add("Backoff doubles each time.", "--title", title, "-p", "shop")
+    lines = engram_cli.ok("list", "-p", "shop", env={"COLUMNS": "80"}).stdout.splitlines()
+    row = next(line for line in lines if memory_id in line)
+    assert len(row) <= 80 and row.rstrip().endswith("…")
+    assert "Refund webhooks are retried" in row
+    assert "project" not in lines[0]  # one project listed: no column for it
