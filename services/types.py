@@ -77,3 +77,6 @@ def parse_enum(enum: type[E], value: str, what: str) -> E:
     except ValueError:
         choices = ", ".join(member.value for member in enum)
         raise UserInputError(f"unknown {what} {value!r} (choose from: {choices})") from None
+
+
+PINNED_TAG = "pinned"  # a memory the user pinned: kept hot, never archived by disuse

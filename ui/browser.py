@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 
 from app.tasks import TaskRunner
 from services.memory import Memory
-from services.types import MemoryType, Tier
+from services.types import PINNED_TAG, MemoryType, Tier
 from ui.popup import CODE_STYLE, TYPE_COLORS, code_spans
 
 COLUMNS = ("Project", "Type", "Tier", "Created", "Confidence", "Title")
@@ -317,8 +317,13 @@ class MemoryBrowser(QWidget):
         self.apply_filters()
         if selected is not None:
             self.select(selected.id)
-        count = f"{len(memories)} memories"
+        count = self.count_text()
         self.message.emit(f"{note} · {count}" if note else count)
+
+    def count_text(self) -> str:
+        """How many memories are shown: "12 of 240 memories" while a filter hides some."""
+        total, shown = len(self.model.memories), self.proxy.rowCount()
+        return f"{total} memories" if shown == total else f"{shown} of {total} memories"
 
     def failed(self, error: BaseException) -> None:
         from app.errors import to_message
@@ -333,6 +338,7 @@ class MemoryBrowser(QWidget):
             "" if project in ("", "All projects") else project,
             "" if type_ == "All types" else type_,
         )
+        self.message.emit(self.count_text())
         self.show_selected()
 
     # --- selection -------------------------------------------------------------------------
@@ -382,7 +388,7 @@ class MemoryBrowser(QWidget):
         self.buttons["Replaces…"].setEnabled(memory is not None and not memory.superseded)
         self.buttons["Undo delete"].setEnabled(bool(self.undo_stack))
         if memory is not None:
-            self.buttons["Pin"].setText("Unpin" if memory.tier is Tier.HOT else "Pin")
+            self.buttons["Pin"].setText("Unpin" if PINNED_TAG in memory.tags else "Pin")
             archived = memory.tier is Tier.ARCHIVED
             self.buttons["Archive"].setText("Restore" if archived else "Archive")
 
@@ -397,11 +403,14 @@ class MemoryBrowser(QWidget):
     def toggle_pin(self) -> None:
         memory = self.selected()
         if memory is not None:
-            pinned = memory.tier is Tier.HOT
-            tier = Tier.WARM if pinned else Tier.HOT
-            self._change(
-                memory.id, {"tier": tier.value}, f"{'Unpinned' if pinned else 'Pinned'} {memory.id}"
-            )
+            # A pin is the `pinned` tag (the consolidation keeps such memories hot); a
+            # memory that is hot because it is used a lot is not pinned.
+            pinned = PINNED_TAG in memory.tags
+            if pinned:
+                changes: dict[str, Any] = {"tags": [t for t in memory.tags if t != PINNED_TAG]}
+            else:
+                changes = {"tags": [*memory.tags, PINNED_TAG], "tier": Tier.HOT.value}
+            self._change(memory.id, changes, f"{'Unpinned' if pinned else 'Pinned'} {memory.id}")
 
     def toggle_archive(self) -> None:
         memory = self.selected()

@@ -110,6 +110,37 @@ def test_pin_archive_restore(qtbot: Any, browser: MemoryBrowser) -> None:
     qtbot.waitUntil(lambda: store.get("m0").tier.value == "warm", timeout=5000)
 
 
+def test_a_hot_memory_is_not_pinned_until_the_user_pins_it(
+    qtbot: Any, browser: MemoryBrowser
+) -> None:
+    store = store_of(browser)
+    store.update("m1", {"tier": "hot"})  # hot from use, as the consolidation makes it
+    browser.refresh()
+
+    def shown_hot() -> bool:
+        return any(m.id == "m1" and m.tier.value == "hot" for m in browser.model.memories)
+
+    qtbot.waitUntil(shown_hot, timeout=5000)
+    browser.select("m1")
+    assert browser.buttons["Pin"].text() == "Pin"
+    browser.buttons["Pin"].click()
+    qtbot.waitUntil(lambda: "pinned" in store.get("m1").tags, timeout=5000)
+    qtbot.waitUntil(lambda: browser.buttons["Pin"].text() == "Unpin", timeout=5000)
+    browser.buttons["Pin"].click()
+    qtbot.waitUntil(lambda: "pinned" not in store.get("m1").tags, timeout=5000)
+    assert store.get("m1").tier.value == "hot"  # unpinning takes nothing else away
+
+
+def test_the_count_follows_the_filter(qtbot: Any, browser: MemoryBrowser) -> None:
+    total = len(browser.model.memories)
+    browser.search.setText("m0-unlikely-text-zzz")
+    browser.apply_filters()
+    assert browser.status.text() == f"0 of {total} memories"
+    browser.search.setText("")
+    browser.apply_filters()
+    assert browser.status.text() == f"{total} memories"
+
+
 def test_edit_saves_through_the_service(qtbot: Any, browser: MemoryBrowser) -> None:
     store = store_of(browser)
     browser.select("m2")

@@ -40,9 +40,8 @@ from services.storage.query_terms import (
     trigger_word_forms,
 )
 from services.storage.usage import usage_events
-from services.types import Tier
+from services.types import PINNED_TAG, Tier
 
-PINNED_TAG = "pinned"
 MIN_RECENT_SEARCHES = 20  # fewer recorded searches say nothing about a memory's words
 RECENT_SEARCH_DAYS = 30
 SHOWN_WORDS = 8

@@ -13,12 +13,11 @@ from services.rem.cycle import RemContext, run_operations
 from services.rem.ops.retention import (
     ARCHIVE_OPTIONS,
     MIN_RECENT_SEARCHES,
-    PINNED_TAG,
     staleness_findings,
 )
 from services.storage.memories import MemoryStore
 from services.storage.query_terms import hash_term, query_terms, term_salt
-from services.types import Tier
+from services.types import PINNED_TAG, Tier
 from tests.services.builders import make_memory
 
 NOW = datetime(2026, 10, 31, 23, 59, tzinfo=UTC)
