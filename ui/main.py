@@ -30,6 +30,7 @@ from ui.popup import QuickSearchPopup
 from ui.tray import ActionsWindow, Tray, TrayActions
 
 log = logging.getLogger(__name__)
+FIRST_RUN_RETRY_MS = 2000  # the first-run question waits while the popup is open
 FIRST_RUN_MARKER = "first-run-offered"
 STARTUP_PROBE = "ENGRAM_STARTUP_PROBE"
 NO_TRAY_NOTICE = (
@@ -141,7 +142,11 @@ class DesktopApp(QObject):
                 QTimer.singleShot(0, self.offer_first_folder)
 
     def offer_first_folder(self, choose: Any = None) -> None:
-        """First start: offer to watch a project folder (asked once)."""
+        """First start: offer to watch a project folder (asked once). Not while the
+        quick-search popup is open: the question would take the keys typed into it."""
+        if choose is None and self.popup.isVisible():
+            QTimer.singleShot(FIRST_RUN_RETRY_MS, self.offer_first_folder)
+            return
         if choose is None:
             answer = QMessageBox.question(
                 None,

@@ -110,7 +110,10 @@ class ReviewDialog(QWidget):
             later = f" ({len(self.skipped)} skipped for later)" if self.skipped else ""
             self.heading.setText(f"<b>Nothing to review.</b> No open proposals{later}.")
             self.body.clear()
+            self.body.hide()  # no empty box under the one line that matters
+            self.adjustSize()
             return
+        self.body.show()
         finding = self.current = self.findings[0]
         waiting = len(self.findings)
         later = f" ({len(self.skipped)} skipped for later)" if self.skipped else ""

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QMessageBox
 
 from app.desktop import Desktop
 from tests.fakes import HashEmbedder
@@ -233,3 +234,20 @@ def test_the_tray_menu_label_follows_the_pause(qtbot: Any) -> None:
     tray.set_consolidation_label("Resume consolidation")
     labels = [a.text() for a in tray.menu.actions()]
     assert "Resume consolidation" in labels
+
+
+def test_the_first_run_question_waits_while_the_popup_is_open(
+    qtbot: Any, desktop_app: DesktopApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[bool] = []
+    monkeypatch.setattr("ui.main.FIRST_RUN_RETRY_MS", 20)
+    monkeypatch.setattr(
+        "ui.main.QMessageBox.question",
+        lambda *args: asked.append(True) or QMessageBox.StandardButton.No,
+    )
+    desktop_app.popup.show()
+    desktop_app.offer_first_folder()
+    qtbot.wait(100)
+    assert asked == []  # typing into the popup is not taken by the question
+    desktop_app.popup.hide()
+    qtbot.waitUntil(lambda: asked == [True], timeout=3000)

@@ -57,6 +57,7 @@ def test_answering_applies_and_moves_on(qtbot: Any, dialog: Any) -> None:
     widget.option_buttons["merge"].click()
     qtbot.waitUntil(lambda: widget.current is None, timeout=5000)
     assert "1 skipped for later" in widget.heading.text()
+    assert not widget.body.isVisible()  # "Nothing to review" is one line, not an empty box
     assert len(desktop.pending_findings()) == 1  # the skipped one stays open
     store = desktop.engram.store
     merged = [m for m in store.all_ids() if store.get(m).superseded_by]
