@@ -8,13 +8,14 @@ guarded by a lock file so two embedders never write to Chroma at once.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from services.storage.file_lock import file_lock
 
 LOCK_FILE = "embed.lock"
 LOG_FILE = "embed.log"
@@ -25,16 +26,8 @@ INLINE_LIMIT = 32
 def embedding_lock(data_dir: Path, wait: bool = False) -> Iterator[bool]:
     """Yield True when this process holds the data folder's embedding lock."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    with open(data_dir / LOCK_FILE, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with file_lock(data_dir / LOCK_FILE, wait) as held:
+        yield held
 
 
 def embedder_running(data_dir: Path) -> bool:

@@ -14,7 +14,6 @@ follows at the next start (`Indexer.reconcile` queues what it lacks for embeddin
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import shutil
@@ -26,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from services.errors import StoreDamaged, StoreUnavailable, UserInputError
+from services.storage.file_lock import file_lock
 
 BACKUP_FOLDER = "backups"
 LOCK_FILE = ".lock"
@@ -111,20 +111,10 @@ def check_engram_database(path: Path) -> int:
 # --- writing backups --------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _backup_lock(folder: Path, wait: bool) -> Iterator[bool]:
+def _backup_lock(folder: Path, wait: bool) -> contextlib.AbstractContextManager[bool]:
     """True when this process holds the backups folder's lock (two processes never
     write or prune backups at once; an automatic backup skips instead of waiting)."""
-    with open(folder / LOCK_FILE, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return file_lock(folder / LOCK_FILE, wait)
 
 
 def _make_folder(folder: Path) -> None:
