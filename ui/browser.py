@@ -45,8 +45,8 @@ from services.memory import Memory
 from services.types import PINNED_TAG, MemoryType, Tier
 from ui.popup import CODE_STYLE, TYPE_COLORS, code_spans
 
-COLUMNS = ("Project", "Type", "Tier", "Created", "Confidence", "Title")
-COLUMN_WIDTHS = (104, 108, 62, 100, 96)  # the title takes the rest
+COLUMNS = ("Project", "Type", "Tier", "Created", "Conf.", "Title")
+COLUMN_WIDTHS = (96, 100, 60, 100, 54)  # the title takes the rest (was cut at ~25 characters)
 _Index = QModelIndex | QPersistentModelIndex
 MUTED = "#5b6b7f"
 STYLE = """
@@ -140,6 +140,8 @@ class MemoryTable(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
+            return "Confidence" if COLUMNS[section] == "Conf." else None
         return None
 
     def data(self, index: _Index, role: int = 0) -> Any:
@@ -278,9 +280,9 @@ class MemoryBrowser(QWidget):
         splitter.setChildrenCollapsible(False)
         splitter.addWidget(self.table)
         splitter.addWidget(self.detail)
-        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(0, 5)
         splitter.setStretchFactor(1, 2)
-        splitter.setSizes([700, 376])
+        splitter.setSizes([776, 300])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 12, 14, 10)
         layout.setSpacing(10)
