@@ -31,7 +31,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from services.activity.git_state import branch_slug, branch_words
-from services.activity.prediction_sources import PredictionSources, module_of, ref_matches
+from services.activity.prediction_sources import (
+    PredictionSources,
+    module_of,
+    ref_matches,
+    tested_file,
+)
 from services.activity.signals import (
     ActivityKind,
     ActivityState,
@@ -47,6 +52,7 @@ from services.types import MemoryType as T
 
 CRITICAL_TYPES = (T.DECISION, T.CONSTRAINT, T.ARCHITECTURE)
 ERROR_TYPES = (T.FIX, T.PITFALL)
+TESTED = 0.8  # a note about the file a test file tests (critical: it is about this test)
 DIRECT = 0.7  # a file signal this strong is about the file itself (tier 1)
 QUERY_CRITICAL = 3  # a search's results that lead the block assembled for it
 BACKGROUND_POOL = 5  # with a file open, tier 3 picks from this many times more
@@ -297,6 +303,10 @@ class PredictiveEngine:
                 scores.add(match.memory_id, 1.0, f"file_ref: {path}")
             else:
                 scores.add(match.memory_id, 0.5, f"folder of {path}")
+        subject = tested_file(path)
+        if subject is not None:  # a test file is about the code it tests
+            for memory_id in self.sources.naming_file(subject, project):
+                scores.add(memory_id, TESTED, f"tests {subject}")
         for memory_id in self.sources.in_module(path, project):
             scores.add(memory_id, 0.3, f"same module as {path}")
         # What is about this very file (its path, or a name it defines or imports from

@@ -8,6 +8,7 @@ activity log is evaluated event by event).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,6 +46,31 @@ def ref_matches(ref: str, path: str) -> bool | None:
         return None
     if path.startswith(ref.rstrip("/") + "/"):
         return False
+    return None
+
+
+_TEST_FILE = (
+    re.compile(r"^(?P<dir>.*/)?(?P<name>[^/]+)_test\.go$"),  # Go: x_test.go tests x.go
+    re.compile(r"^(?P<dir>.*/)?(?P<name>[^/]+)\.(?:test|spec)\.(?P<ext>[cm]?[jt]sx?)$"),
+    re.compile(r"^(?:.*/)?test_(?P<name>[^/]+)\.py$"),  # Python: test_x.py tests any x.py
+    re.compile(r"^(?:.*/)?(?P<name>[^/]+)_test\.py$"),
+)
+
+
+def tested_file(path: str) -> str | None:
+    """The file a test file tests, by each language's naming convention: `cmd/x.go`
+    for `cmd/x_test.go`, `src/a.ts` for `src/a.test.ts`, and for Python `x.py` (its
+    folder is not implied: a file name without a folder matches it anywhere)."""
+    for pattern in _TEST_FILE:
+        match = pattern.match(path)
+        if match is None:
+            continue
+        found = match.groupdict()
+        if path.endswith(".go"):
+            return f"{found.get('dir') or ''}{found['name']}.go"
+        if found.get("ext"):
+            return f"{found.get('dir') or ''}{found['name']}.{found['ext']}"
+        return f"{found['name']}.py"
     return None
 
 
@@ -115,6 +141,20 @@ class PredictionSources:
             if best is not None:
                 matches.append(FileRefMatch(memory_id, best))
         return matches
+
+    def naming_file(self, subject: str, project: str | None) -> list[str]:
+        """Memories whose file_refs name `subject` exactly, or, for a bare file name,
+        a file of that name in any folder."""
+        bare = "/" not in subject
+        return [
+            memory_id
+            for memory_id, refs in self.file_refs(project)
+            if any(
+                ref.strip().removeprefix("./") == subject
+                or (bare and ref.strip().rsplit("/", 1)[-1] == subject)
+                for ref in refs
+            )
+        ]
 
     def in_module(self, path: str, project: str | None, limit: int = 40) -> list[str]:
         """Memories pointing at another file of the same folder (related, not exact)."""

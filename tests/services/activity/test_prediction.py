@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from services.activity.prediction import PredictiveEngine
+from services.activity.prediction_sources import tested_file as subject_of
 from services.activity.signals import ActivityKind, Signal, SignalKind
 from services.storage.memories import MemoryStore
 from services.text.source_symbols import parse_source
@@ -235,3 +238,28 @@ def test_with_a_file_open_the_background_is_that_part_of_the_project(store: Memo
     prediction = PredictiveEngine(store).observe(opened("axum/src/routing/path_router.rs"))
     background = {c.memory.id for c in prediction.background}
     assert background == {"routing-conv", "general-conv"}
+
+
+def test_a_test_file_brings_the_notes_about_the_file_it_tests(store: MemoryStore) -> None:
+    seed(store, "subject", "SetArgs(nil) falls back to os.Args.", file_refs=["command.go"])
+    seed(store, "elsewhere", "Completions are generated.", file_refs=["completions.go"])
+    critical, relevant, _ = tiers(PredictiveEngine(store).observe(opened("command_test.go")))
+    assert critical == ["subject"]
+    assert "elsewhere" not in critical + relevant
+
+
+@pytest.mark.parametrize(
+    ("path", "subject"),
+    [
+        ("command_test.go", "command.go"),
+        ("cmd/serve_test.go", "cmd/serve.go"),
+        ("src/a.test.ts", "src/a.ts"),
+        ("web/b.spec.jsx", "web/b.jsx"),
+        ("tests/client/test_redirects.py", "redirects.py"),
+        ("pkg/foo_test.py", "foo.py"),
+        ("command.go", None),
+        ("src/testing.py", None),
+    ],
+)
+def test_the_file_a_test_file_tests(path: str, subject: str | None) -> None:
+    assert subject_of(path) == subject
