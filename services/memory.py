@@ -79,6 +79,15 @@ def parse_time(value: str) -> datetime:
     return parsed
 
 
+def written_at(memory: Memory) -> float:
+    """When a memory started to hold (valid_from, else created_at), as a timestamp; an
+    unreadable time counts as the earliest."""
+    try:
+        return parse_time(memory.valid_from or memory.created_at).timestamp()
+    except ValueError:
+        return 0.0
+
+
 def title_from_content(content: str) -> str:
     """The first sentence or line of `content`, at most 100 characters."""
     first_line = next((line.strip() for line in content.splitlines() if line.strip()), "")

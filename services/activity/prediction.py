@@ -46,7 +46,7 @@ from services.activity.signals import (
     error_key,
     file_key,
 )
-from services.memory import Memory
+from services.memory import Memory, written_at
 from services.storage.memories import MemoryStore
 from services.types import MemoryType as T
 
@@ -130,11 +130,6 @@ def _belongs(memory: Memory, path: str | None, needs_file: bool) -> bool:
     if not memory.file_refs:
         return not needs_file
     return near_file(memory.file_refs, path)
-
-
-def _negated(stamp: str) -> tuple[int, ...]:
-    """A sort key that orders ISO timestamps newest first."""
-    return tuple(-ord(character) for character in stamp)
 
 
 class _Scores:
@@ -241,7 +236,7 @@ class PredictiveEngine:
             key=lambda mid: (
                 -scores.scores[mid],
                 -len({r.signal for r in scores.reasons[mid]}),
-                _negated(memories[mid].created_at),
+                -written_at(memories[mid]),
                 mid,
             ),
         )

@@ -20,7 +20,7 @@ from services.knowledge.cues import (
     describe_conflict,
     read,
 )
-from services.memory import Memory, now_iso, parse_time
+from services.memory import Memory, now_iso, parse_time, written_at
 from services.storage import contradictions as table
 from services.storage.findings import Finding, FindingStore, Option
 from services.storage.memories import MemoryStore
@@ -121,11 +121,7 @@ def ordered(a: Memory, b: Memory) -> tuple[Memory, Memory]:
     """The pair with the earlier memory first (by valid_from or created_at, then id)."""
 
     def when(memory: Memory) -> tuple[float, str]:
-        stamp = memory.valid_from or memory.created_at
-        try:
-            return parse_time(stamp).timestamp(), memory.id
-        except ValueError:
-            return 0.0, memory.id
+        return written_at(memory), memory.id
 
     return (a, b) if when(a) <= when(b) else (b, a)
 

@@ -29,8 +29,8 @@ from services.knowledge.conflict_records import ordered, pair_hash, reading_of
 from services.knowledge.conflict_scorer import is_conflict, kind_of
 from services.knowledge.cues import compare
 from services.knowledge.pair_features import features, read_pair_text
-from services.knowledge.supersession import replaced_by, written_at
-from services.memory import Memory, now_iso
+from services.knowledge.supersession import replaced_by, unit_vector
+from services.memory import Memory, now_iso, written_at
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
 from services.text import words
@@ -116,11 +116,14 @@ def _judge(
         neighbours = store.get_many(wanted)
         neighbours.update((m.id, m) for m in group)
         unit = {**own, **_unit_vectors(vectors, embedder, project, wanted)}
+        read: set[frozenset[str]] = set()  # a pair of mutual neighbours is read once
         for memory_id, ids in near.items():
             for other_id in ids:
                 other = neighbours.get(other_id)
-                if other is None or not _judgeable(other) or other_id not in unit:
+                pair = frozenset((memory_id, other_id))
+                if other is None or not _judgeable(other) or other_id not in unit or pair in read:
                     continue
+                read.add(pair)
                 judged = _replacement(neighbours[memory_id], other, unit)
                 if judged is not None:
                     flags.append(judged)
@@ -194,8 +197,4 @@ def _unit_vectors(
         stored = vectors.vectors_for(embedder.model_id, project, list(ids))
     except EngramError:
         return {}
-    unit: dict[str, np.ndarray] = {}
-    for memory_id, vector in stored.items():
-        array = np.asarray(vector, dtype=np.float32)
-        unit[memory_id] = array / max(float(np.linalg.norm(array)), 1e-9)
-    return unit
+    return {memory_id: unit_vector(vector) for memory_id, vector in stored.items()}

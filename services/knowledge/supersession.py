@@ -23,7 +23,7 @@ from services.knowledge.conflict_records import (
 from services.knowledge.conflict_scorer import is_conflict, kind_of
 from services.knowledge.cues import Cues, compare, describe_conflict
 from services.knowledge.pair_features import CHANGE, PairText, features, read_pair_text
-from services.memory import Memory, now_iso, parse_time
+from services.memory import Memory, now_iso, written_at
 from services.search.retrieval import SearchResponse, SearchResult
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
@@ -136,7 +136,7 @@ def likely_replaced(
     and its best keyword matches (a memory whose vector is still being written is found
     too); each is judged by the cues and the fitted scorers on its stored vector, or one
     embedded now when it has none yet (a few ms each). Nothing is changed."""
-    vector = _unit(embedder.embed([_text_of(memory)])[0])
+    vector = unit_vector(embedder.embed([_text_of(memory)])[0])
     try:
         hits = vectors.query(embedder.model_id, vector, neighbours * 3, [memory.project])
     except EngramError:  # no index yet: the keyword matches still count
@@ -161,7 +161,7 @@ def likely_replaced(
     if missing:
         fresh = embedder.embed([_text_of(m) for m in missing])
         stored.update((m.id, v) for m, v in zip(missing, fresh, strict=True))
-    cosine = {m.id: float(_unit(stored[m.id]) @ vector) for m in others}
+    cosine = {m.id: float(unit_vector(stored[m.id]) @ vector) for m in others}
     closest = sorted(others, key=lambda m: -cosine[m.id])[:neighbours]
     new_text, new_reading = read_pair_text(memory), reading_of(memory)
     found = []
@@ -178,18 +178,12 @@ def likely_replaced(
     return sorted(found, key=lambda c: -c.score)
 
 
-def written_at(memory: Memory) -> float:
-    try:
-        return parse_time(memory.valid_from or memory.created_at).timestamp()
-    except ValueError:
-        return 0.0
-
-
 def _text_of(memory: Memory) -> str:
     return f"{memory.title}\n{memory.content}"  # what the index embeds for a memory
 
 
-def _unit(vector: object) -> np.ndarray:
+def unit_vector(vector: object) -> np.ndarray:
+    """`vector` scaled to length 1 (so a dot product is the cosine)."""
     array = np.asarray(vector, dtype=np.float32)
     return array / max(float(np.linalg.norm(array)), 1e-9)
 
