@@ -150,6 +150,12 @@ def say(text: object = "", err: bool = False) -> None:
     click.echo(escape_controls(str(text)), err=err)
 
 
+def shortened(text: str, width: int) -> str:
+    """`text` on one line, cut to `width` characters with "…" where it was cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
 def err(text: str) -> None:
     say(text, err=True)
 

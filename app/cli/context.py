@@ -23,6 +23,7 @@ from app.cli.common import (
     pass_state,
     project_option,
     say,
+    shortened,
 )
 
 
@@ -239,6 +240,7 @@ def watch(state: CliState, paths: tuple[str, ...], duration: float | None, as_js
         session.stop()
 
 
+WATCH_TITLE_CHARS = 60
 SHOWN_PER_TIER = 8  # memories a watch line names per tier; the rest are counted
 
 
@@ -259,12 +261,8 @@ def _watch_line(line: dict[str, Any]) -> str:
         named = ids[:SHOWN_PER_TIER]
         for position, memory_id in enumerate(named):
             label = f"  tier {number}: " if position == 0 else "          "
-            lines.append(f"{label}{_short(titles.get(memory_id, ''))}  {memory_id}")
+            title = shortened(titles.get(memory_id, ""), WATCH_TITLE_CHARS)
+            lines.append(f"{label}{title}  {memory_id}")
         if len(ids) > len(named):
             lines.append(f"          … and {len(ids) - len(named)} more")
     return "\n".join(lines)
-
-
-def _short(title: str, width: int = 60) -> str:
-    title = " ".join(title.split())
-    return title if len(title) <= width else title[: width - 1].rstrip() + "…"

@@ -24,6 +24,7 @@ from app.cli.common import (
     pass_state,
     project_option,
     say,
+    shortened,
     shown,
 )
 from services.errors import EngramError, NotFoundError
@@ -293,10 +294,8 @@ def list_(
     room = max(12, shutil.get_terminal_size((100, 24)).columns - sum(widths) - 2 * len(widths) - 1)
 
     def line(cells: list[str], title: str) -> str:
-        title = " ".join(title.split())
-        if len(title) > room:
-            title = title[: room - 1] + "…"
-        return "  ".join([*(c.ljust(w) for c, w in zip(cells, widths, strict=True)), title])
+        padded = (c.ljust(w) for c, w in zip(cells, widths, strict=True))
+        return "  ".join([*padded, shortened(title, room)])
 
     say(line(columns, "title"))
     for row, memory in zip(rows, memories, strict=True):
