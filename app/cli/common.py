@@ -121,11 +121,14 @@ class CliState:
         answered with "no memories found"."""
         if project is None:
             return None
+        from services.filters import MemoryFilter
         from services.storage.stats import memories_by
 
-        self.engram()
+        engram = self.engram()
+        if engram.store.count(MemoryFilter(project=project)):  # the usual case: one count
+            return project
         known = sorted(name for name in memories_by("project") if name != "None")
-        if not known or project in known:
+        if not known or project in known:  # e.g. only archived memories there
             return project
         from difflib import get_close_matches
 
