@@ -473,6 +473,43 @@ SCHEMA: tuple[Setting, ...] = (
         minimum=1.0,
         maximum=24 * 30.0,
     ),
+    Setting(
+        "hooks.session_budget",
+        int,
+        2000,
+        "Token budget of the context an assistant's session start gets",
+        minimum=120,
+        maximum=20_000,
+    ),
+    Setting(
+        "hooks.prompt_budget",
+        int,
+        800,
+        "Token budget of the memories added to one prompt",
+        minimum=120,
+        maximum=10_000,
+    ),
+    Setting(
+        "hooks.timeout_ms",
+        int,
+        1000,
+        "An assistant hook that takes longer answers nothing (the session is never held up)",
+        minimum=100,
+        maximum=10_000,
+    ),
+    Setting(
+        "capture.enabled",
+        bool,
+        True,
+        "Read assistant sessions' transcripts for memories after each turn",
+    ),
+    Setting(
+        "capture.auto_accept",
+        str,
+        "",
+        "Kinds of captured memory stored without review, comma-separated (e.g. "
+        "'decision,fix'); empty: every capture waits in the review",
+    ),
 )
 
 _BY_KEY = {setting.key: setting for setting in SCHEMA}
