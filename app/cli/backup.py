@@ -8,7 +8,6 @@ when the database is damaged and nothing else can open it.
 from __future__ import annotations
 
 import sqlite3
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     say,
+    stdin_is_terminal,
 )
 from services.errors import UserInputError
 
@@ -138,7 +138,7 @@ def restore(state: CliState, file: Path, yes: bool, as_json: bool) -> None:
     database = _database(state)
     memories = check_engram_database(file)
     if not yes:
-        if not sys.stdin.isatty():
+        if not stdin_is_terminal():
             raise click.UsageError(
                 "not on a terminal, so nothing was restored: add --yes to restore without asking"
             )

@@ -153,6 +153,22 @@ def say(text: object = "", err: bool = False) -> None:
     click.echo(escape_controls(str(text)), err=err)
 
 
+def read_stdin(limit: int | None = None) -> bytes:
+    """The bytes piped to the command (at most `limit`): the one place commands read
+    standard input, so a command the resident service runs for a client reads the
+    client's."""
+    return sys.stdin.buffer.read() if limit is None else sys.stdin.buffer.read(limit)
+
+
+def stdin_is_terminal() -> bool:
+    """True when a person types at the command (it may ask them something)."""
+    return sys.stdin.isatty()
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
 def shortened(text: str, width: int) -> str:
     """`text` on one line, cut to `width` characters with "…" where it was cut."""
     text = " ".join(text.split())

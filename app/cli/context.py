@@ -22,6 +22,7 @@ from app.cli.common import (
     no_record_option,
     pass_state,
     project_option,
+    read_stdin,
     say,
     shortened,
 )
@@ -122,7 +123,7 @@ def _read_error(error: str | None) -> str | None:
     if error is None:
         return None
     if error == "-":
-        data = sys.stdin.buffer.read(1_000_000)
+        data = read_stdin(1_000_000)
         return data.decode("utf-8", errors="replace")
     return error
 

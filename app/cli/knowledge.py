@@ -19,6 +19,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     project_option,
+    read_stdin,
     say,
 )
 from services.errors import NotFoundError, UserInputError
@@ -28,7 +29,7 @@ def _read_catalogue(source: str) -> dict[str, Any]:
     from services.knowledge.project_context import MAX_CATALOGUE_BYTES, read_catalogue_file
 
     if source == "-":
-        return read_catalogue_file(sys.stdin.buffer.read(MAX_CATALOGUE_BYTES + 1), "<stdin>")
+        return read_catalogue_file(read_stdin(MAX_CATALOGUE_BYTES + 1), "<stdin>")
     path = Path(source)
     try:
         with path.open("rb") as handle:
@@ -46,7 +47,7 @@ def _read_notes(value: str) -> str:
     if value != "-":
         return value
     try:
-        return sys.stdin.buffer.read().decode("utf-8")
+        return read_stdin().decode("utf-8")
     except UnicodeDecodeError as error:
         raise click.UsageError(f"stdin is not valid UTF-8 (byte {error.start})") from None
 

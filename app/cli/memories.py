@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import shutil
-import sys
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
@@ -23,9 +22,12 @@ from app.cli.common import (
     no_record_option,
     pass_state,
     project_option,
+    read_stdin,
     say,
     shortened,
     shown,
+    stdin_is_terminal,
+    stdout_is_terminal,
 )
 from services.errors import EngramError, NotFoundError
 from services.types import MemoryType, RetrievalMode, Scope, Source, Tier, UsageEvent
@@ -113,7 +115,7 @@ def build_filter(state: CliState, filters: dict[str, Any]) -> Any:
 def read_text_argument(value: str) -> str:
     if value != "-":
         return value
-    data = sys.stdin.buffer.read()
+    data = read_stdin()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -210,7 +212,7 @@ def add(
         return
     say(f"stored {memory.id}: {memory.title}")
     _say_replaced(superseded, memory.id)
-    asking = sys.stdin.isatty() and sys.stdout.isatty() and content != "-"
+    asking = stdin_is_terminal() and stdout_is_terminal() and content != "-"
     confirmed = []
     for candidate in candidates:
         old = candidate.memory
@@ -461,7 +463,7 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
     for memory_id in memory_ids:
         engram.store.get(memory_id)
     if not yes:
-        if not sys.stdin.isatty():
+        if not stdin_is_terminal():
             raise click.UsageError(
                 "not on a terminal, so nothing was deleted: add --yes to delete without asking"
             )

@@ -17,6 +17,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     project_option,
+    read_stdin,
     say,
 )
 from services.errors import UserInputError, ValidationFailed
@@ -135,7 +136,7 @@ def ingest(
     from services.text.incoming import describe, redaction_json
 
     if file == "-":
-        raw, where = sys.stdin.buffer.read(), "<stdin>"
+        raw, where = read_stdin(), "<stdin>"
     else:
         try:
             raw, where = Path(file).read_bytes(), file
