@@ -59,6 +59,7 @@ class DesktopApp(QObject):
         self.runner = TaskRunner(self)
         self.popup = QuickSearchPopup(self.desktop, self.runner, self._project)
         self.session: Any = None
+        self.service: Any = None
         self.settings_panel: Any = None
         self.browser: Any = None
         self.profile_panel: Any = None
@@ -103,6 +104,7 @@ class DesktopApp(QObject):
             QTimer.singleShot(0, self.start_watching)
             QTimer.singleShot(0, self.check_findings)
             QTimer.singleShot(0, self.start_consolidation)
+            QTimer.singleShot(0, self.start_service)
         self.popup.query.textChanged.connect(lambda _text: self.user_active())
 
     def _project(self) -> str | None:
@@ -113,6 +115,27 @@ class DesktopApp(QObject):
             return
         if not self.paused:
             self.presence.set_state(IconState.WORKING if busy else IconState.IDLE)
+
+    # --- the resident service ------------------------------------------------------------
+
+    def start_service(self) -> None:
+        """Answer `engram` commands, the MCP server and assistants' hooks from this
+        process's warm services (unless `engram serve` already does)."""
+        from app.service import AlreadyServing, EngramService
+
+        def start() -> Any:
+            service = EngramService(self.data_dir, self.desktop.engram)
+            try:
+                service.start()
+            except AlreadyServing as error:
+                log.info("%s; the tray does not serve", error)
+                return None
+            return service
+
+        def started(service: Any) -> None:
+            self.service = service
+
+        self.runner.run(start, started, self._failed)
 
     # --- watching ------------------------------------------------------------------------
 
@@ -353,6 +376,9 @@ class DesktopApp(QObject):
         if session is not None:
             session.stop()
         self.instance.close()
+        service, self.service = self.service, None
+        if service is not None:
+            service.stop()
         self.runner.shutdown(wait=True)
         self.desktop.close()
         QApplication.quit()

@@ -18,6 +18,7 @@ from app.cli import (  # noqa: F401
     recall,
     rem,
     search,
+    serve,
     transfer,
 )
 from app.cli.common import cli

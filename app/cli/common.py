@@ -11,9 +11,10 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -29,10 +30,56 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass
+class Terminal:
+    """Where a command's input and output go when it runs for someone else: the
+    resident service runs a client's command with the client's streams, terminal
+    width and answers (`ask`). Unset, a command uses this process's own."""
+
+    stdout: IO[str]
+    stderr: IO[str]
+    stdin: bytes = b""
+    stdin_tty: bool = False
+    stdout_tty: bool = False
+    width: int | None = None
+    color_system: str | None = None
+    ask: Callable[[str, bool], bool] | None = None
+
+
+_TERMINAL: ContextVar[Terminal | None] = ContextVar("engram_terminal", default=None)
+# Engrams kept open by a long-running process (the service, the MCP server), by data
+# folder: a command run there uses it instead of opening the services again.
+_RESIDENT: dict[Path, Engram] = {}
+
+
+@contextmanager
+def terminal(streams: Terminal) -> Iterator[Terminal]:
+    """Run commands inside this block with `streams` as their terminal."""
+    token = _TERMINAL.set(streams)
+    try:
+        yield streams
+    finally:
+        _TERMINAL.reset(token)
+
+
+def set_resident(data_dir: Path, engram: Engram | None) -> None:
+    """Keep `engram` open for commands on `data_dir` run in this process (None: stop)."""
+    key = data_dir.resolve()
+    if engram is None:
+        _RESIDENT.pop(key, None)
+    else:
+        _RESIDENT[key] = engram
+
+
+def resident(data_dir: Path) -> Engram | None:
+    return _RESIDENT.get(data_dir.resolve()) if _RESIDENT else None
+
+
+@dataclass
 class CliState:
     data_dir_option: str | None
     verbose: bool
     _engram: Engram | None = field(default=None, repr=False)
+    _resident: bool = field(default=False, repr=False)
 
     @property
     def data_dir(self) -> Path:
@@ -42,6 +89,14 @@ class CliState:
         """Open the services once; reconcile the indexes with the records and write the
         automatic backup when one is due. A read-only data folder opens for reading:
         nothing is written at start, and a write names the command it refused."""
+        if self._engram is None and (kept := resident(self.data_dir)) is not None:
+            self._engram = kept
+            self._resident = True
+            kept.indexer.notice = err
+            context = click.get_current_context(silent=True)
+            if context is not None:
+                kept.store.write_action = " ".join(context.command_path.split()[1:]) or "write"
+            return kept
         if self._engram is None:
             from app.composition import open_engram
 
@@ -142,31 +197,53 @@ class CliState:
         raise UserInputError(f"no project {project!r}{hint}; known: {shown_names}")
 
     def close(self) -> None:
-        if self._engram is not None:
+        if self._engram is not None and not self._resident:
             self._engram.close()
-            self._engram = None
+        self._engram = None
 
 
 def say(text: object = "", err: bool = False) -> None:
     """Print a line for a person: the CLI's one plain-text sink. Memory text in it may
     hold terminal escape sequences; they are shown escaped, never run."""
-    click.echo(escape_controls(str(text)), err=err)
+    _echo(escape_controls(str(text)), err)
+
+
+def _echo(text: str, err: bool = False) -> None:
+    streams = _TERMINAL.get()
+    if streams is None:
+        click.echo(text, err=err)
+    else:
+        click.echo(text, file=streams.stderr if err else streams.stdout, color=False)
+
+
+def ask(question: str, default: bool = False) -> bool:
+    """A yes/no question to the person at the terminal (the client's, for a command
+    the service runs)."""
+    streams = _TERMINAL.get()
+    if streams is not None:
+        return streams.ask(question, default) if streams.ask is not None else default
+    return click.confirm(question, default=default)
 
 
 def read_stdin(limit: int | None = None) -> bytes:
     """The bytes piped to the command (at most `limit`): the one place commands read
     standard input, so a command the resident service runs for a client reads the
     client's."""
+    streams = _TERMINAL.get()
+    if streams is not None:
+        return streams.stdin if limit is None else streams.stdin[:limit]
     return sys.stdin.buffer.read() if limit is None else sys.stdin.buffer.read(limit)
 
 
 def stdin_is_terminal() -> bool:
     """True when a person types at the command (it may ask them something)."""
-    return sys.stdin.isatty()
+    streams = _TERMINAL.get()
+    return streams.stdin_tty if streams is not None else sys.stdin.isatty()
 
 
 def stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()
+    streams = _TERMINAL.get()
+    return streams.stdout_tty if streams is not None else sys.stdout.isatty()
 
 
 def shortened(text: str, width: int) -> str:
@@ -183,7 +260,7 @@ def emit_json(data: Any) -> None:
     # json.dumps escapes C0 controls itself; C1 controls and bidirectional overrides
     # would otherwise reach a terminal raw.
     text = json.dumps(data, ensure_ascii=False, indent=None, default=str)
-    click.echo(_JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
+    _echo(_JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -206,7 +283,17 @@ def console() -> Any:
         def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
             return super().render_str(escape_controls(text), *args, **kwargs)
 
-    return SafeConsole(highlight=False, soft_wrap=False)
+    streams = _TERMINAL.get()
+    if streams is None:
+        return SafeConsole(highlight=False, soft_wrap=False)
+    return SafeConsole(
+        file=streams.stdout,
+        width=streams.width,
+        force_terminal=streams.stdout_tty,
+        color_system=streams.color_system if streams.stdout_tty else None,  # type: ignore[arg-type]
+        highlight=False,
+        soft_wrap=False,
+    )
 
 
 def json_option(function: F) -> F:

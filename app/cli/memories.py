@@ -12,6 +12,7 @@ import click
 
 from app.cli.common import (
     CliState,
+    ask,
     cli,
     console,
     emit_json,
@@ -220,7 +221,7 @@ def add(
             f"  this may {'replace' if candidate.kind == 'supersedes' else 'contradict'} "
             f"{old.id} «{old.title}»: {candidate.reason} (score {candidate.score:.2f})"
         )
-        if asking and click.confirm(f"  Does it replace {old.id}?", default=False):
+        if asking and ask(f"  Does it replace {old.id}?", default=False):
             confirmed.append(old.id)
     _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
     if candidates and not asking:
