@@ -354,6 +354,36 @@ _WHAT_HOLDS = _script(
 )
 
 
+# Assistant sessions (issue 16): each session a hook has seen, with how far its
+# transcript was read and when it was given its context block, and the memories already
+# given to it, so none is given twice.
+_ASSISTANT_SESSIONS = _script(
+    """
+    CREATE TABLE assistant_session (
+        session_id TEXT PRIMARY KEY,
+        assistant TEXT NOT NULL,
+        project TEXT,
+        cwd TEXT,
+        transcript_path TEXT,
+        transcript_offset INTEGER NOT NULL DEFAULT 0,
+        context_at TEXT,
+        started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX assistant_session_updated ON assistant_session (updated_at)",
+    """
+    CREATE TABLE session_injection (
+        session_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        injected_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, memory_id)
+    ) WITHOUT ROWID
+    """,
+)
+
+
 def _lesson_backfill(connection: sqlite3.Connection) -> None:
     """Every lesson memory gets its structured `lesson` row and version records (a frozen
     copy of the backfill as it shipped, `lesson_backfill_0008`; `engram lesson backfill`
@@ -372,6 +402,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0006_rem_graph", _REM_GRAPH),
     Migration("0007_what_holds", _WHAT_HOLDS),
     Migration("0008_lesson_backfill", _lesson_backfill),
+    Migration("0009_assistant_sessions", _ASSISTANT_SESSIONS),
 )
 
 
