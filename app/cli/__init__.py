@@ -11,6 +11,7 @@ from app.cli import (  # noqa: F401
     contradictions,
     demo,
     facts,
+    integrations,
     knowledge,
     maintenance,
     memories,
