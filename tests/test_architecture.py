@@ -129,6 +129,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("context",),
     ("knowledge",),
     ("rem",),
+    ("assistants",),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
