@@ -185,6 +185,13 @@ class Engram:
         """The data folder or database cannot be written: reads work, writes say why."""
         return self.store.read_only
 
+    def preload_embedder(self) -> None:
+        """Load the embedding model on a thread while the caller goes on (a cold search
+        overlaps it with opening the vector index); only the local model loads."""
+        preload = getattr(self.embedder, "preload", None)
+        if callable(preload):
+            preload()
+
     def start_up(self) -> ReconcileReport:
         """Reconcile the indexes with the records (cheap unless they disagree); a
         read-only store is left as it is."""

@@ -85,10 +85,11 @@ class CliState:
     def data_dir(self) -> Path:
         return resolve_data_dir(self.data_dir_option)
 
-    def engram(self, catch_up: bool = True) -> Engram:
+    def engram(self, catch_up: bool = True, embeds: bool = False) -> Engram:
         """Open the services once; reconcile the indexes with the records and write the
         automatic backup when one is due. A read-only data folder opens for reading:
-        nothing is written at start, and a write names the command it refused."""
+        nothing is written at start, and a write names the command it refused. A
+        command that `embeds` has the model loaded meanwhile."""
         if self._engram is None and (kept := resident(self.data_dir)) is not None:
             self._engram = kept
             self._resident = True
@@ -101,6 +102,8 @@ class CliState:
             from app.composition import open_engram
 
             self._engram = engram = open_engram(self.data_dir)
+            if embeds:
+                engram.preload_embedder()
             engram.indexer.notice = err  # e.g. a damaged vector index set aside
             context = click.get_current_context(silent=True)
             if context is not None:

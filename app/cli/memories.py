@@ -183,7 +183,7 @@ def add(
         "session_id": session_id,
         "id": memory_id,
     }
-    engram = state.engram()
+    engram = state.engram(embeds=True)
     for replaced in replaces:
         engram.store.get(replaced)  # an unknown id stores nothing
     if project is None:  # inside a repository: its project, as `engram context` sees it

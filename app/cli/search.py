@@ -125,7 +125,7 @@ def search(
 
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries-file (not both)")
-    engram = state.engram()
+    engram = state.engram(embeds=retriever != "lexical")
     limit = limit or engram.settings.get_int("retrieval.limit")
     flt = build_filter(state, filters)
     kind = RetrieverKind(retriever or engram.settings.get_str("retrieval.retriever"))

@@ -29,6 +29,7 @@ import numpy as np
 
 from services.errors import VectorStoreUnavailable
 from services.vectors.embeddings.base import Vectors
+from services.vectors.quick_import import override_checks_skipped
 
 log = logging.getLogger(__name__)
 CHUNK_SEPARATOR = "::c"
@@ -182,19 +183,20 @@ class VectorIndex:
             if self._client is not None:
                 return self._client
             try:
-                import chromadb
-                from chromadb.config import Settings
+                with override_checks_skipped():
+                    import chromadb
+                    from chromadb.config import Settings
 
-                settings = Settings(anonymized_telemetry=False, allow_reset=True)
-                if self._host:
-                    client = chromadb.HttpClient(
-                        host=self._host, port=self._port, settings=settings
-                    )
-                    client.heartbeat()
-                else:
-                    assert self._path is not None
-                    self._path.mkdir(parents=True, exist_ok=True)
-                    client = chromadb.PersistentClient(path=str(self._path), settings=settings)
+                    settings = Settings(anonymized_telemetry=False, allow_reset=True)
+                    if self._host:
+                        client = chromadb.HttpClient(
+                            host=self._host, port=self._port, settings=settings
+                        )
+                        client.heartbeat()
+                    else:
+                        assert self._path is not None
+                        self._path.mkdir(parents=True, exist_ok=True)
+                        client = chromadb.PersistentClient(path=str(self._path), settings=settings)
             except Exception as error:  # chromadb raises many untyped errors
                 if self._path is not None and not self._host:
                     _forget_chroma_system(self._path)

@@ -12,6 +12,7 @@ the bit on corpus-2k for batches of 1, 8 and 64).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import threading
 from collections.abc import Sequence
@@ -81,6 +82,23 @@ class OnnxMiniLMEmbedder:
     @property
     def dimension(self) -> int:
         return DIMENSION
+
+    def preload(self) -> None:
+        """Start loading the model on a thread, so a cold command can do other start-up
+        work meanwhile (the first `embed` waits for it). The libraries are imported here,
+        on the caller's thread: two threads importing one module can see it half made."""
+        if self._session is not None:
+            return
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError:
+            return  # `embed` reports it
+        threading.Thread(target=self._load_quietly, name="embedder-load", daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        with contextlib.suppress(EmbedderUnavailable):  # `embed` loads again and says why
+            self._load()
 
     def _load(self) -> None:
         with self._lock:
