@@ -249,7 +249,7 @@ def status(state: CliState, as_json: bool) -> None:
             }
         )
         return
-    _status_table(rows)
+    _status_table(rows, root)
     say(f"this engram: {here.path if here else 'not found'}")
     if root is None:
         say("(not inside a git repository: project configurations not shown)")
@@ -265,19 +265,26 @@ def status(state: CliState, as_json: bool) -> None:
                 )
 
 
-def _status_table(rows: list[dict[str, Any]]) -> None:
+def _status_table(rows: list[dict[str, Any]], root: Path | None) -> None:
     from rich.table import Table
 
     table = Table()
-    for column in ("assistant", "scope", "state", "hooks", "MCP", "files"):
+    for column in ("assistant", "scope", "state", "hooks", "MCP"):
         table.add_column(column)
+    table.add_column("files", overflow="fold")  # a path is never cut short
     for row in rows:
         events = row["hooks"]["events"]
         missing = row["hooks"]["missing"]
-        hooks_cell = "—" if not events else ", ".join(events)
-        if events and missing:
-            hooks_cell += f" (not: {', '.join(missing)})"
-        files = dict.fromkeys([row["hooks"]["path"], row["mcp"]["path"]])
+        if not events:
+            hooks_cell = "—"
+        elif not missing:
+            hooks_cell = f"all {len(events)}"
+        else:
+            hooks_cell = f"{', '.join(events)} (not {', '.join(missing)})"
+        files = dict.fromkeys(
+            _short(Path(row[part]["path"]), root if row["scope"] == "project" else None)
+            for part in ("hooks", "mcp")
+        )
         table.add_row(
             row["label"],
             row["scope"],
@@ -287,3 +294,12 @@ def _status_table(rows: list[dict[str, Any]]) -> None:
             shown("\n".join(files)),
         )
     console().print(table)
+
+
+def _short(path: Path, root: Path | None) -> str:
+    """A path as people read it: relative to the repository, or with ~ for home."""
+    if root is not None and path.is_relative_to(root):
+        return str(path.relative_to(root))
+    if path.is_relative_to(Path.home()):
+        return f"~/{path.relative_to(Path.home())}"
+    return str(path)

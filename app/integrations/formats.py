@@ -303,11 +303,16 @@ def is_engram_handler(handler: object) -> bool:
 
 
 def server_words(entry: object) -> list[str]:
+    """An MCP server entry's command line: its `command` is a program (a path that may
+    hold spaces) unless it is not engram's, then it is read as a shell line."""
     if not isinstance(entry, dict):
         return []
     args = entry.get("args")
     extra = [str(arg) for arg in args] if isinstance(args, list) else []
-    return [*command_words(entry.get("command")), *extra]
+    command = entry.get("command")
+    if isinstance(command, str) and Path(command).name in ENGRAM_NAMES:
+        return [command, *extra]
+    return [*command_words(command), *extra]
 
 
 def is_engram_server(entry: object) -> bool:
