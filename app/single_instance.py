@@ -5,34 +5,23 @@ other listener is replaced, so nothing outside the folder can stop the tray star
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
+from app.local_socket import socket_path
+
 SHOW = b"show\n"
 SHOWN = b"engram: shown\n"
 SOCKET_FILE = "tray.sock"
-# sun_path holds 108 bytes on Linux (104 on macOS); a deeper data folder uses the
-# per-user runtime folder, which is owner-only too.
-MAX_SOCKET_PATH = 100
 
 
 def socket_name(data_dir: Path) -> str:
     """The socket's full path: in the data folder, or, when that path is too long for
-    a Unix socket, in the user's runtime folder under a name derived from it."""
-    folder = data_dir.resolve()
-    inside = folder / SOCKET_FILE
-    if len(os.fsencode(inside)) <= MAX_SOCKET_PATH:
-        return str(inside)
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
-    if runtime and Path(runtime).is_dir():
-        return str(Path(runtime) / f"engram-{digest}.sock")
-    return f"engram-{os.getuid()}-{digest}"  # Qt's temporary folder: the last resort
+    a Unix socket, in an owner-only folder of the user's runtime folder."""
+    return str(socket_path(data_dir, SOCKET_FILE))
 
 
 def ask_running_instance(data_dir: Path, timeout_ms: int = 500) -> bool:

@@ -263,3 +263,20 @@ def test_a_hook_that_gets_no_answer_in_time_says_nothing_and_succeeds(
     assert ended.returncode == 0
     assert ended.stdout == b""
     assert time.monotonic() - started < 10
+
+
+def test_a_data_folder_too_deep_for_a_socket_gets_a_private_one_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.local_socket import MAX_SOCKET_PATH, socket_path
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    path = socket_path(deep, SOCKET_FILE)
+    assert len(os.fsencode(path)) <= MAX_SOCKET_PATH + 40
+    assert path.parent == runtime / f"engram-{os.getuid()}"
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert socket_path(deep, SOCKET_FILE) == path  # stable
+    assert socket_path(tmp_path / "other" / ("d" * 120), SOCKET_FILE) != path

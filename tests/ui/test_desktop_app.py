@@ -251,3 +251,22 @@ def test_the_first_run_question_waits_while_the_popup_is_open(
     assert asked == []  # typing into the popup is not taken by the question
     desktop_app.popup.hide()
     qtbot.waitUntil(lambda: asked == [True], timeout=3000)
+
+
+def test_the_tray_answers_commands_while_it_runs(
+    qtbot: Any, desktop_app: DesktopApp, data_dir: Path
+) -> None:
+    """The desktop app is the resident service: a forwarded command runs on its open
+    services, and quitting gives the socket back."""
+    from app.service import ping
+    from app.service_client import forward, read_invocation
+
+    desktop_app.start_service()
+    qtbot.waitUntil(lambda: desktop_app.service is not None, timeout=10_000)
+    assert ping(data_dir) is not None
+    argv = ["--data-dir", str(data_dir), "show", "u1", "--json"]
+    answer = forward(argv, read_invocation(argv), data_dir)
+    assert answer is not None and answer.exit_code == 0
+    assert '"Use UTC in the database."' in answer.stdout
+    desktop_app.quit()
+    assert ping(data_dir) is None
