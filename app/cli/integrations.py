@@ -123,7 +123,7 @@ def _as_json(changes: list[Any], dry_run: bool) -> list[dict[str, Any]]:
 @_DRY_RUN
 @click.option(
     "--executable",
-    type=click.Path(dir_okay=False),
+    type=click.Path(dir_okay=False, exists=True),
     default=None,
     help="The engram program the entries run (default: this one, found by absolute path).",
 )
