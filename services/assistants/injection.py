@@ -77,7 +77,12 @@ def with_key_notes(prediction: Prediction, sources: PredictionSources) -> Predic
     notes = sources.of_types(prediction.project, prediction.at, KEY_TYPES, KEY_NOTES)
     reason = [Reason("project key note", KEY_NOTE_SCORE)]
     extra = [Candidate(m, KEY_NOTE_SCORE, reason) for m in notes if m.id not in placed]
-    return replace(prediction, relevant=[*prediction.relevant, *extra])
+    added = {c.memory.id for c in extra}
+    return replace(
+        prediction,
+        relevant=[*prediction.relevant, *extra],
+        related=[c for c in prediction.related if c.memory.id not in added],
+    )
 
 
 def session_context(
