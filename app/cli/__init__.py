@@ -15,7 +15,6 @@ from app.cli import (  # noqa: F401
     integrations,
     knowledge,
     maintenance,
-    mcp,
     memories,
     profile,
     recall,
