@@ -57,16 +57,18 @@ def both_events(a: PairText, b: PairText) -> bool:
 
 
 def is_conflict(
-    features: Mapping[str, float], pair: tuple[PairText, PairText] | None = None
+    features: Mapping[str, float],
+    pair: tuple[PairText, PairText] | None = None,
+    threshold: float = THRESHOLD,
 ) -> tuple[bool, float]:
     """Whether the scorers flag the pair as a conflict, and the conflict probability.
     With the pair's texts, one that says the same of different code, or two episodes,
-    is never flagged."""
+    is never flagged. A caller with gates of its own may flag at a lower `threshold`."""
     scored = probability(features)
     claimed = duplicate_probability(features) >= DUPLICATE_CLAIM
     if pair is not None and (same_frame_other_subject(*pair) or both_events(*pair)):
         return False, scored
-    return scored >= THRESHOLD and not claimed, scored
+    return scored >= threshold and not claimed, scored
 
 
 def kind_of(earlier: PairText, later: PairText, features: Mapping[str, float]) -> str:
