@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from services.activity.watch_rules import DEFAULT_SECRET_PATTERNS
 from services.errors import Problem, UserInputError, ValidationFailed
+from services.types import MemoryType
 
 SETTINGS_FILE = "settings.json"
 T = TypeVar("T", bool, int, float, str)
@@ -509,6 +510,7 @@ SCHEMA: tuple[Setting, ...] = (
         "",
         "Kinds of captured memory stored without review, comma-separated (e.g. "
         "'decision,fix'); empty: every capture waits in the review",
+        each_of=tuple(memory_type.value for memory_type in MemoryType),
     ),
 )
 

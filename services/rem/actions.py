@@ -1,7 +1,8 @@
 """Answering a finding: the chosen option's action and the answer, in one SQLite
 transaction, so an interrupted answer leaves both as they were. The action is the one
-the finding's operation declares (`services.rem.registry`, its `apply`). Vectors of
-changed memories are re-queued and follow (the store is the source of truth)."""
+the finding's operation declares (`services.rem.registry`: its `apply`, or for findings
+proposed outside the cycle, `OUTSIDE_THE_CYCLE`). Vectors of changed memories are
+re-queued and follow (the store is the source of truth)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from services.errors import UserInputError
 from services.rem.option_actions import no_action
-from services.rem.registry import find_operation
+from services.rem.registry import answer_action
 from services.storage.findings import Finding, FindingStore, Status
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def answer(service: MemoryService, findings: FindingStore, finding: Finding, opt
 def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
     if option in RECORDED_ONLY:
         return False
-    operation = find_operation(finding.op)
-    if operation is None or operation.apply is None:
+    apply = answer_action(finding.op)
+    if apply is None:
         raise no_action(finding, option)
-    return operation.apply(service, finding, option)
+    return apply(service, finding, option)

@@ -1,9 +1,9 @@
 """What choosing an option of a finding does, one function per operation (its `apply`
 in `services.rem.registry`): merge duplicates, archive stale memories or done todos,
 store a cluster summary or a drafted pattern or lesson, drop a todo from a project
-context, settle a contradiction, keep a fact. Each runs inside the transaction of the
-answer (`services.rem.actions.answer`) and returns whether memories changed; an option
-it has no action for is refused.
+context, settle a contradiction, keep a fact, store a memory captured from a session.
+Each runs inside the transaction of the answer (`services.rem.actions.answer`) and
+returns whether memories changed; an option it has no action for is refused.
 
 Options that only record the answer (keep, keep_both, dismiss, reject) never get here."""
 
@@ -68,6 +68,15 @@ def answer_facts(service: MemoryService, finding: Finding, option: str) -> bool:
         from services.knowledge.facts import accept_finding
 
         return accept_finding(service.store, finding)
+    raise no_action(finding, option)
+
+
+def answer_capture(service: MemoryService, finding: Finding, option: str) -> bool:
+    """A memory captured from an assistant session (`services.knowledge.session_capture`)."""
+    if option == "store":
+        from services.knowledge.session_capture import accept_finding
+
+        return accept_finding(service, finding)
     raise no_action(finding, option)
 
 

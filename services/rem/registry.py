@@ -226,6 +226,10 @@ OPERATIONS: tuple[RemOperation, ...] = (
 )
 _BY_NAME = {operation.name: operation for operation in OPERATIONS}
 
+# Findings proposed outside the cycle, by their op: what answering one does. Capture
+# from assistant sessions proposes memories while a session runs, not in a cycle.
+OUTSIDE_THE_CYCLE: dict[str, AnswerAction] = {"capture": option_actions.answer_capture}
+
 
 def names() -> list[str]:
     """Every operation's name, in the order of a full cycle."""
@@ -234,6 +238,13 @@ def names() -> list[str]:
 
 def find_operation(name: str) -> RemOperation | None:
     return _BY_NAME.get(name)
+
+
+def answer_action(op: str) -> AnswerAction | None:
+    """What answering a finding of `op` does: its operation's, or that of a source of
+    findings outside the cycle; None when nothing is declared."""
+    found = _BY_NAME.get(op)
+    return found.apply if found is not None else OUTSIDE_THE_CYCLE.get(op)
 
 
 def operation(name: str) -> RemOperation:
