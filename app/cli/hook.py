@@ -17,7 +17,6 @@ nothing says otherwise).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 from datetime import UTC, datetime
@@ -39,7 +38,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MAX_HOOK_INPUT = 8 * 1024 * 1024  # a Write's whole file is in its input; more is refused
-CAPTURE_MODULE = "services.knowledge.session_capture"
+CAPTURED_ASSISTANTS = frozenset({"claude", "codex"})  # whose transcripts capture reads
+CAPTURE_BYTES = 2 * 1024 * 1024  # of transcript read by one hook; the rest waits for the next
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -99,9 +99,12 @@ def run_hook(engram: Engram, call: HookCall) -> str | None:
         return _prompt(engram, call, ledger, limits, project)
     if call.event is HookEvent.TOOL_USE:
         return _tool_use(engram, call, ledger, limits)
-    _capture(engram, ledger)
     if call.event is HookEvent.PRE_COMPACT:
         ledger.forget_given()  # what was given is summarised away: it may be given again
+    try:
+        _capture(engram, ledger)
+    except Exception as error:  # an unreadable transcript is read again next time
+        log.info("the transcript was not captured: %r", error)
     return None
 
 
@@ -227,23 +230,40 @@ def _existing(files: tuple[FileTouch, ...]) -> list[FileTouch]:
 
 
 def _capture(engram: Engram, ledger: SessionLedger) -> None:
-    """Capture the session's transcript from where it was last read — when session
-    capture exists (services/knowledge/session_capture, another part of this work) and
-    `capture.enabled` is on."""
+    """Capture the session's transcript (Claude Code's and Codex's JSONL) from where it
+    was last read, by rules (a model would not answer within a hook's time), proposing
+    what it finds in the review unless `capture.auto_accept` names its kind; unless
+    `capture.enabled` is off."""
     from services.assistants.injection import capture_transcript
 
     if not engram.settings.get_bool("capture.enabled"):
         return
-    if importlib.util.find_spec(CAPTURE_MODULE) is None:
+    if ledger.row is None or ledger.row.assistant not in CAPTURED_ASSISTANTS:
+        return
+    try:
+        from services.knowledge.session_capture import auto_accept_kinds, capture_session
+    except ImportError:  # session capture is another part of this work
         log.info("session capture is not available; the transcript is not read")
         return
+    accepted = auto_accept_kinds(engram.settings.get_str("capture.auto_accept"))
 
     def capture(row: SessionRow) -> int | None:
-        module = importlib.import_module(CAPTURE_MODULE)
-        # CALL SITE (to fit to session_capture.capture_session's final signature).
-        _report, offset = module.capture_session(
-            engram, row.transcript_path, row.transcript_offset, row.session_id, row.project
+        report = capture_session(
+            engram.service,
+            Path(row.transcript_path or ""),
+            row.transcript_offset,
+            session_id=row.session_id,
+            project=row.project,
+            assistant=row.assistant,
+            auto_accept=accepted,
+            max_bytes=CAPTURE_BYTES,
         )
-        return int(offset) if offset is not None else None
+        log.info(
+            "captured %s: %d stored, %d proposed",
+            row.transcript_path,
+            len(report.stored),
+            len(report.proposed),
+        )
+        return report.new_offset
 
     capture_transcript(ledger, capture)
