@@ -15,6 +15,7 @@ from app.cli import (  # noqa: F401
     integrations,
     knowledge,
     maintenance,
+    mcp,
     memories,
     profile,
     recall,
