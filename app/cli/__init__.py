@@ -7,6 +7,7 @@ import sys
 
 from app.cli import (  # noqa: F401
     backup,
+    capture,
     context,
     contradictions,
     demo,

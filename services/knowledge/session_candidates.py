@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from services.llm.base import LLM, TimeBudget, ask_json
 from services.memory import MAX_TITLE_CHARS, title_from_content
@@ -24,7 +23,7 @@ from services.text.session_cues import (
     stated_decisions,
 )
 from services.text.transcripts import Speaker, ToolCall, Transcript, Turn
-from services.text.words import sentences, without_fences
+from services.text.words import STOPWORDS, normalised, sentences, without_fences
 from services.types import MemoryType
 
 MAX_NOTE_CHARS = 280  # the assistant's words kept in a fix (rules)
@@ -84,7 +83,6 @@ def find_candidates(transcript: Transcript, since: int = 0) -> tuple[list[Candid
                     "decision",
                     turn.speaker,
                     turn.offset,
-                    context=f"{'The person' if by_user else 'The assistant'} said: {sentence}",
                 )
             )
     candidates.extend(f for f in find_fixes(transcript.turns, transcript.cwd) if f.offset >= since)
@@ -198,16 +196,30 @@ def relative_path(path: str, cwd: str | None) -> str:
 
 # --- summarising --------------------------------------------------------------------------
 
+# The tiny default model repeats itself and adds what it imagines ("the csv module is a
+# data science tool"). Its words are kept only when they are the evidence's words: no
+# file or path the evidence does not name, most words found there, no sentence twice.
 _PATHISH = re.compile(
     r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|"
     r"cs|swift|md|toml|json|ya?ml|cfg|ini|txt|sh|sql|html|css|lock)\b"
 )
+_WORD = re.compile(r"[a-z][a-z0-9_]+")
+# Words any account of a fix or a decision may use without finding them in the session.
+_ACCOUNT_WORDS = frozenset(
+    """fix fixed fixes fixing change changed changes replace replaced use used using add added
+    remove removed instead now again because so failed fails failure error errors test tests
+    passed pass passes passing command file files code decided decision rule always never
+    make made keep kept switch switched rather prefer new old wrong right works work""".split()
+)
+MIN_GROUNDED_SHARE = 0.7
+MIN_TITLE_WORDS = 3
+MIN_CONTENT_WORDS = 6
 
 
 def summarised(candidate: Candidate, llm: LLM, budget: TimeBudget) -> Candidate:
-    """The candidate with the model's title and sentences, when it gave usable ones
-    (names and files only from the evidence); unchanged otherwise. MEMORY lines are
-    kept as written."""
+    """The candidate with the model's title (and, for a fix, its sentences) when they are
+    grounded in the evidence; unchanged otherwise. MEMORY lines are kept as written, and
+    a decision keeps the words it was said in."""
     from services.llm.prompts import render, schema
 
     if candidate.origin == "memory-line":
@@ -218,26 +230,44 @@ def summarised(candidate: Candidate, llm: LLM, budget: TimeBudget) -> Candidate:
         llm,
         render("summarize_capture", kind=kind, evidence=evidence),
         schema("summarize_capture"),
-        lambda value: _grounded(value, evidence),
+        lambda value: _usable(str(value["title"]), str(value["content"]), evidence),
         max_tokens=200,
         budget=budget,
     )
     if answer is None:
         return candidate
     title = clip_title(" ".join(str(answer["title"]).split()))
+    if candidate.origin != "fix":
+        return replace(candidate, title=title)
     said = " ".join(str(answer["content"]).split())
-    if candidate.origin == "fix":
-        head = candidate.content.split("\n")[:2]  # the command, the error, the files
-        return replace(candidate, title=title, content="\n".join([*head, said]), note=said)
-    return replace(candidate, title=title, content=f"{said}\nAs said: “{candidate.content}”")
+    head = candidate.content.split("\n")[:2]  # the command and error; the files
+    return replace(candidate, title=title, content="\n".join([*head, said]), note=said)
 
 
-def _grounded(value: dict[str, Any], evidence: str) -> bool:
-    """The answer names no file or path the evidence does not."""
-    text = f"{value.get('title', '')} {value.get('content', '')}"
-    if not str(value.get("title", "")).strip() or not str(value.get("content", "")).strip():
+def _usable(title: str, content: str, evidence: str) -> bool:
+    """A title of a few words and a content of a sentence or two that is more than the
+    title again, both grounded in the evidence."""
+    if len(title.split()) < MIN_TITLE_WORDS or len(content.split()) < MIN_CONTENT_WORDS:
         return False
-    return all(match in evidence for match in _PATHISH.findall(text))
+    if normalised(content).rstrip(".") == normalised(title).rstrip("."):
+        return False
+    return grounded(f"{title}. {content}", evidence)
+
+
+def grounded(text: str, evidence: str) -> bool:
+    """`text` (a model's answer) names no file the evidence does not, takes most of its
+    words from it, and says no sentence twice."""
+    if not text.strip() or any(path not in evidence for path in _PATHISH.findall(text)):
+        return False
+    said = [s.lower() for s in sentences(text)]
+    if len(set(said)) < len(said):
+        return False
+    known = set(_WORD.findall(evidence.lower())) | _ACCOUNT_WORDS
+    words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    if not words:
+        return False
+    found = sum(word in known or word.rstrip("s") in known for word in words)
+    return found / len(words) >= MIN_GROUNDED_SHARE
 
 
 def clip_title(title: str) -> str:

@@ -138,6 +138,20 @@ class CaptureReport:
     model: str | None = None  # the model that summarised, None: rules only
     dry_run: bool = False
 
+    def add(self, later: CaptureReport) -> None:
+        """Take in the report of the next call over the same transcript."""
+        self.new_offset, self.more = later.new_offset, later.more
+        self.restarted = self.restarted or later.restarted
+        self.records += later.records
+        self.unreadable_lines += later.unreadable_lines
+        self.session_id = self.session_id or later.session_id
+        self.stored.extend(later.stored)
+        self.proposed.extend(later.proposed)
+        self.skipped.extend(later.skipped)
+        self.problems.extend(later.problems)
+        self.redacted = dict(Counter(self.redacted) + Counter(later.redacted))
+        self.model = self.model or later.model
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for name in ("stored", "proposed", "skipped"):
