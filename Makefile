@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format typecheck check bench package clean
+.PHONY: run test lint format typecheck check bench package clean mcp-inspector
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,8 +16,17 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/engram tray || { echo "(showing the terminal demo instead)"; $(BIN)/engram demo; }
 
-test: $(STAMP)
+test: $(STAMP) mcp-inspector
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+# The MCP Inspector CLI, an independent client for tests/integration/test_mcp_stdio.py:
+# installed once per package-lock.json; without npm (or offline) that test is skipped.
+INSPECTOR := tests/integration/mcp_inspector
+$(INSPECTOR)/node_modules/.installed: $(INSPECTOR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1 && npm ci --prefix $(INSPECTOR) --no-audit --no-fund \
+		--loglevel=error; then touch $@; else echo "(no MCP Inspector: its test is skipped)"; fi
+
+mcp-inspector: $(INSPECTOR)/node_modules/.installed
 
 lint: $(STAMP)
 	$(BIN)/ruff check app ui services tests bench
