@@ -159,7 +159,9 @@ _TEST_FAILURE = re.compile(r"^(?:FAILED|ERROR)\s+\S+.*$", re.MULTILINE)
 _FAILURE_COUNT = re.compile(
     r"\b[1-9]\d* (?:failed|errors?)\b|\bTraceback \(most recent call last\)"
 )
-_ERROR_WORD = re.compile(r"\b(?:error|failed|failure|fatal|cannot|can't|could not|no such)\b", re.I)
+_ERROR_WORD = re.compile(
+    r"\b(?:error|failed|failure|fatal|cannot|can't|could not|no such)\b|\bERR!", re.I
+)
 
 
 def failure_line(output: str) -> str | None:

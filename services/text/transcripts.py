@@ -156,7 +156,7 @@ _CODEX_ITEMS = frozenset(
 def _read_record(record: dict[str, Any], offset: int, transcript: Transcript) -> list[Turn] | None:
     """The turns of one record; [] for a known record that says nothing to capture, None
     for one of no known shape."""
-    kind = record.get("type")
+    kind = record.get("type") if isinstance(record.get("type"), str) else None
     if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
         transcript.formats.add("claude")
         _note_identity(transcript, record.get("sessionId"), record.get("cwd"))
@@ -269,7 +269,7 @@ def _claude_result(block: dict[str, Any]) -> ToolResult:
 
 
 def _codex_item(item: dict[str, Any], offset: int) -> list[Turn]:
-    kind = item.get("type")
+    kind = item.get("type") if isinstance(item.get("type"), str) else None
     if kind == "message":
         role = item.get("role")
         if role not in ("user", "assistant"):
