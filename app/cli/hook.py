@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, err, pass_state, read_stdin
+from app.cli.common import (
+    CliState,
+    cli,
+    emit_json,
+    err,
+    pass_state,
+    read_stdin,
+    stdin_is_terminal,
+)
 from app.hook_formats import HookInputError, answer, parse_call, takes_context
 
 if TYPE_CHECKING:
@@ -68,6 +76,8 @@ def hook(state: CliState, ctx: click.Context, event: str | None, assistant: str 
 
 
 def _read_input() -> Any:
+    if stdin_is_terminal():
+        raise HookInputError("standard input is a terminal: an assistant pipes its JSON in")
     raw = read_stdin(MAX_HOOK_INPUT + 1)
     if len(raw) > MAX_HOOK_INPUT:
         raise HookInputError(f"the input is over {MAX_HOOK_INPUT} bytes")
@@ -202,14 +212,20 @@ def _tool_use(
     read file's critical notes are given once."""
     from app.activity import file_signal, locate, restore_state, save_state, secret_patterns
     from services.activity.signals import SignalKind
+    from services.activity.watch_rules import PathRules
     from services.assistants.events import FileAction
     from services.assistants.injection import file_memories
 
     patterns = secret_patterns(engram)
+    # What `engram watch` counts as activity: not dependencies, builds, ignored files,
+    # binaries or this data folder (secret files count, but are never read).
+    rules = PathRules(secret_patterns=patterns, excluded_roots=(engram.data_dir.resolve(),))
     engine = engram.predictive_engine()
     context: str | None = None
     for touch in _existing(call.files):
         where = locate(touch.path)
+        if not rules.accepts(touch.path.resolve(), where.root):
+            continue
         if where.project not in engine.states:  # carry the branch and errors on
             restore_state(engram, engine, where.project)
             _on_branch(engine, where, datetime.now(UTC))

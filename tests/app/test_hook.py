@@ -4,6 +4,7 @@ assistant's format, and prompts about nothing stored get nothing (real MiniLM)."
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,33 @@ def test_prompts_about_nothing_stored_get_nothing(corpus_cli: EngramCli, tmp_pat
     assert context.startswith('<engram-memories project="ledgerly" for="prompt"')
     # Asked again in the same session: given already.
     assert hook_json(corpus_cli, "prompt", "--for", "claude", data=asked) is None
+
+
+def last_activity(cli: EngramCli) -> Any:
+    with sqlite3.connect(cli.data_dir / "engram.sqlite3") as connection:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'activity.last'").fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def test_only_what_engram_watch_counts_becomes_activity(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "node_modules").mkdir()
+    (repo / "node_modules" / "lib.js").write_text("module.exports = 1\n")
+    engram_cli.add("`issue_refund` must be idempotent.", "-p", "ledgerly", "--id", "m-def")
+
+    def read(path: Path) -> Any:
+        data = claude("PostToolUse", repo, tool_name="Read", tool_input={"file_path": str(path)})
+        return hook_json(engram_cli, "tool-use", "--for", "claude", data=data)
+
+    assert read(repo / "node_modules" / "lib.js") is None
+    assert read(repo / "missing.py") is None
+    assert last_activity(engram_cli) is None
+    reply = read(repo / ".env")  # a secret file: activity, but never read
+    assert reply is None and "sk_live" not in json.dumps(last_activity(engram_cli))
+    assert last_activity(engram_cli)["file"] == ".env"
+    reply = read(repo / "src" / "refunds.py")
+    assert "m-def" in reply["hookSpecificOutput"]["additionalContext"]
+    assert last_activity(engram_cli)["file"] == "src/refunds.py"
+    assert last_activity(engram_cli)["branch"] == "feature/refund-limits"
