@@ -143,3 +143,32 @@ def test_only_what_engram_watch_counts_becomes_activity(
     assert "m-def" in reply["hookSpecificOutput"]["additionalContext"]
     assert last_activity(engram_cli)["file"] == "src/refunds.py"
     assert last_activity(engram_cli)["branch"] == "feature/refund-limits"
+
+
+def test_each_assistant_gets_the_session_block_in_its_own_shape(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    engram_cli.add(
+        "We decided `issue_refund` never runs as admin.", "-p", "ledgerly", "--type", "decision"
+    )
+    start = {"cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    for assistant in ("claude", "codex", "gemini"):
+        data = {**start, "session_id": f"s-{assistant}"}
+        reply = hook_json(engram_cli, "session-start", "--for", assistant, data=data)
+        assert reply["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+        assert "never runs as admin" in reply["hookSpecificOutput"]["additionalContext"]
+    cursor = {"conversation_id": "c-1", "workspace_roots": [str(repo)]}
+    reply = hook_json(
+        engram_cli, "session-start", data={**cursor, "hook_event_name": "sessionStart"}
+    )  # no --for: Cursor's dialect is recognised
+    assert set(reply) == {"additional_context"}
+    assert reply["additional_context"].startswith("<engram-context ")
+
+
+def test_a_codex_patch_is_a_save(engram_cli: EngramCli, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    patch = "*** Begin Patch\n*** Update File: src/refunds.py\n@@\n-a\n+b\n*** End Patch\n"
+    data = claude("PostToolUse", repo, tool_name="apply_patch", tool_input={"command": patch})
+    assert hook_json(engram_cli, "tool-use", "--for", "codex", data=data) is None
+    assert last_activity(engram_cli)["file"] == "src/refunds.py"
