@@ -17,9 +17,9 @@ content words ("thanks!", "go on") asks for nothing.
 Measured with the real MiniLM model on ../shared/bench/real-dev (270 notes, its 120
 queries, and 18 prompts about nothing stored — "run the tests", "commit this please",
 "why is this slow" — asked in each of its 5 projects): 92 of the 120 queries get a
-relevant note (precision 0.57; most of the rest are notes on the same subject), and
-none of the 90 unrelated searches gets anything (their closest result had dense
-0.46 with shared keywords, 0.41 without).
+relevant note (0.57 of the notes given are labelled relevant), and none of the 90
+unrelated searches gets anything (their closest result had dense 0.46 with shared
+keywords, 0.41 without).
 """
 
 from __future__ import annotations
