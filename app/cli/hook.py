@@ -37,6 +37,7 @@ from app.cli.common import (
 from app.hook_formats import HookInputError, answer, parse_call, takes_context
 
 if TYPE_CHECKING:
+    from app.activity import Located
     from app.composition import Engram
     from services.activity.prediction import Prediction, PredictiveEngine
     from services.assistants.events import FileTouch, HookCall
@@ -118,7 +119,7 @@ def run_hook(engram: Engram, call: HookCall) -> str | None:
     return None
 
 
-def _located(cwd: Path | None) -> Any:
+def _located(cwd: Path | None) -> Located | None:
     """The project and repository of the session's folder (None without a folder)."""
     from app.activity import locate
 
@@ -128,7 +129,11 @@ def _located(cwd: Path | None) -> Any:
 
 
 def _session_start(
-    engram: Engram, call: HookCall, ledger: SessionLedger, limits: HookLimits, located: Any
+    engram: Engram,
+    call: HookCall,
+    ledger: SessionLedger,
+    limits: HookLimits,
+    located: Located | None,
 ) -> str | None:
     from app.activity import read_profile
     from services.assistants.injection import session_context
@@ -155,7 +160,7 @@ def _session_start(
     return block.text
 
 
-def _project_prediction(engram: Engram, located: Any) -> Prediction:
+def _project_prediction(engram: Engram, located: Located) -> Prediction:
     """What the project's context is assembled from: the activity last watched in it
     (`engram watch`, the tray, earlier hooks) and its checked-out branch, as of now."""
     from app.activity import restore_state
@@ -168,7 +173,7 @@ def _project_prediction(engram: Engram, located: Any) -> Prediction:
     return engine.prediction(located.project, at=now)
 
 
-def _on_branch(engine: PredictiveEngine, located: Any, now: datetime) -> None:
+def _on_branch(engine: PredictiveEngine, located: Located, now: datetime) -> None:
     """Put the repository's checked-out branch into the project's activity (the
     prediction is computed once, after)."""
     from app.activity import branch_of
