@@ -32,6 +32,7 @@ from services.text.identifiers import query_identifiers
 from services.text.words import STOPWORDS
 
 MIN_CONTENT_WORDS = 2
+UNSPACED_RUN = 4  # characters of a script without spaces that say as much as two words
 DENSE_WITH_IDENTIFIER = 0.30
 DENSE_WITH_KEYWORDS = 0.50
 DENSE_ALONE = 0.62
@@ -58,9 +59,12 @@ def content_words(prompt: str) -> list[str]:
 
 
 def worth_searching(prompt: str) -> bool:
-    """Whether the prompt says enough to look anything up: two content words, or a
-    code identifier."""
-    return len(content_words(prompt)) >= MIN_CONTENT_WORDS or bool(query_identifiers(prompt))
+    """Whether the prompt says enough to look anything up: two content words, a code
+    identifier, or a run of text in a script written without spaces (退款限额是多少)."""
+    found = content_words(prompt)
+    if len(found) >= MIN_CONTENT_WORDS or bool(query_identifiers(prompt)):
+        return True
+    return any(len(word) >= UNSPACED_RUN and not word.isascii() for word in found)
 
 
 def confident(result: SearchResult) -> bool:
