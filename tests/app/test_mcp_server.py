@@ -498,3 +498,10 @@ def test_stray_output_and_reads_cannot_touch_the_protocol(tmp_path: Path) -> Non
     assert done.stdout == b'protocol:{"jsonrpc": "2.0"}\n'
     for stray in (b"stray print", b"stray write", b"stray C puts"):
         assert stray in done.stderr
+
+
+def test_docs_show_the_instructions_and_every_tool() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    assert f"```text\n{INSTRUCTIONS}\n```" in docs
+    for name, _, _ in TOOLS:
+        assert f"| `{name}` |" in docs, name
