@@ -129,7 +129,7 @@ class ReviewDialog(QWidget):
                 f"<p style='background:#eef4fb;padding:6px'><b>Proposed: "
                 f"{code_spans(html.escape(title))}</b><br>"
                 f"{code_spans(html.escape(content)).replace(chr(10), '<br>')}</p>"
-                "<p style='color:#5b6b7f'>From these memories:</p>"
+                + ("<p style='color:#5b6b7f'>From these memories:</p>" if memories else "")
             )
         for memory in memories:
             parts.append(
