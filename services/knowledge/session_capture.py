@@ -5,23 +5,29 @@ without review).
 The one entry point, for the hooks (after a turn, at pre-compact and stop) and for
 `engram capture`::
 
-    report = capture_session(
-        service, transcript_path, start_offset,
-        session_id=..., project=..., assistant="claude",
-        auto_accept=frozenset({MemoryType.FIX}), llm=runner_or_None,
-    )
-    ledger.offset = report.new_offset
+    capture_session(
+        service: MemoryService, transcript: Path, start_offset: int, *,
+        session_id: str, project: str | None, assistant: str,   # "claude", "codex"
+        auto_accept: frozenset[MemoryType] = frozenset(),       # capture.auto_accept
+        llm: LLM | None = None,                                 # None: rules only
+        model_seconds: float = 20.0,   # the model's time for all candidates of a call
+        max_bytes: int = 8 MiB,        # new bytes read at most
+        dry_run: bool = False,         # report, change nothing
+        embed: bool = False,           # embed stored memories now (else queued)
+    ) -> CaptureReport                 # .new_offset, .more, .stored/.proposed/.skipped
 
-The caller keeps only the byte offset read so far (`assistant_session.transcript_offset`)
-and passes it back next time. Reading is incremental (only bytes after the offset; a
-last line still being written is left for next time, unless it is already a whole JSON
-object), bounded (at most `max_bytes` a call, default 8 MiB: `report.more` says bytes
-wait; a single line longer than that is skipped, never held whole) and robust (invalid
-UTF-8, lines that are not JSON and records of unknown shape are counted and skipped). A
-file now shorter than the offset (rotated, truncated) is read again from 0. So that a
-fix whose failure was read by an earlier call is still seen, up to `LOOKBACK_BYTES`
-before the offset are read again as context; only what completes after the offset is
-captured.
+It raises `UserInputError` when the transcript cannot be read, and what the store raises
+when it cannot write. The caller keeps only the byte offset read so far
+(`assistant_session.transcript_offset`) and passes `report.new_offset` back next time.
+
+Reading is incremental (only bytes after the offset; a last line still being written
+is left for next time, unless it is already a whole JSON object), bounded (at most
+`max_bytes` a call: `report.more` says bytes wait; a single line longer than that is
+skipped, never held whole) and robust (invalid UTF-8, lines that are not JSON and
+records of unknown shape are counted and skipped). A file now shorter than the offset
+(rotated, truncated) is read again from 0. So that a fix whose failure was read by an
+earlier call is still seen, up to `LOOKBACK_BYTES` before the offset are read again as
+context; only what completes after the offset is captured.
 
 What becomes a candidate:
 

@@ -162,7 +162,9 @@ def _read_record(record: dict[str, Any], offset: int, transcript: Transcript) ->
         _note_identity(transcript, record.get("sessionId"), record.get("cwd"))
         if record.get("isMeta") is True:
             return []
-        return _claude_message(kind, record["message"], offset)
+        # A sub-agent's "user" is the assistant that started it, not the person.
+        speaker = kind if record.get("isSidechain") is not True else "assistant"
+        return _claude_message(speaker, record["message"], offset)
     if kind in _CLAUDE_QUIET and "payload" not in record:
         transcript.formats.add("claude")
         return []
@@ -194,9 +196,9 @@ def _note_identity(transcript: Transcript, session_id: Any, cwd: Any) -> None:
 # --- Claude Code ----------------------------------------------------------------------------------
 
 
-def _claude_message(kind: str, message: dict[str, Any], offset: int) -> list[Turn]:
+def _claude_message(said_by: str, message: dict[str, Any], offset: int) -> list[Turn]:
     content = message.get("content")
-    speaker = Speaker.USER if kind == "user" else Speaker.ASSISTANT
+    speaker = Speaker.USER if said_by == "user" else Speaker.ASSISTANT
     if isinstance(content, str):
         text = _spoken(content)
         return [Turn(speaker, offset, text)] if text else []
@@ -211,7 +213,7 @@ def _claude_message(kind: str, message: dict[str, Any], offset: int) -> list[Tur
         block_type = block.get("type")
         if block_type == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
-        elif block_type == "tool_use" and speaker is Speaker.ASSISTANT:
+        elif block_type == "tool_use" and message.get("role") != "user":
             call = _claude_call(block)
             if call is not None:
                 calls.append(call)
@@ -380,8 +382,12 @@ def _codex_result(item: dict[str, Any]) -> ToolResult:
 # --- text -------------------------------------------------------------------------------------
 
 # What the assistants wrap around the person's words (slash commands, reminders, the
-# environment and instructions they inject): not said by anyone.
+# environment and instructions they inject, the context Engram's hooks give): not said
+# by anyone, and Engram's own memories must not come back as new ones.
 _HARNESS_TAGS = (
+    "engram-context",
+    "engram-memories",
+    "user-prompt-submit-hook",
     "system-reminder",
     "command-name",
     "command-message",

@@ -236,3 +236,17 @@ def test_records_of_any_shape_are_read_without_raising(records: list[dict[str, o
     assert transcript.records + transcript.unreadable == len(records)
     starts = {0} | {i + 1 for i, byte in enumerate(data) if byte == ord("\n")}
     assert all(turn.offset in starts for turn in transcript.turns)
+
+
+def test_a_sub_agents_prompt_and_engrams_own_context_are_not_the_persons_words() -> None:
+    block = '<engram-context project="shop" budget="2000">\nDecision: use httpx.\n</engram-context>'
+    data = lines(
+        {"type": "user", "isSidechain": True,
+         "message": {"role": "user", "content": "Let's use grep to find every caller."}},
+        {"type": "user", "message": {"role": "user", "content": f"{block}\nFix the login bug."}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "<engram-memories count=\"1\">x</engram-memories>"}]}},
+    )  # fmt: skip
+    transcript = parse_transcript(data)
+    assert said(transcript.turns, Speaker.USER) == ["Fix the login bug."]
+    assert said(transcript.turns, Speaker.ASSISTANT) == ["Let's use grep to find every caller."]
