@@ -16,7 +16,7 @@ from pathlib import Path
 
 from app.service_client import Answer, forward, read_invocation
 
-_ONE_AT_A_TIME = threading.Lock()
+ONE_AT_A_TIME = threading.Lock()  # commands here share the process's working folder
 
 
 def run_captured(
@@ -47,7 +47,7 @@ def run_captured(
         color_system=color_system,
         ask=ask,
     )
-    with _ONE_AT_A_TIME, terminal(streams):
+    with ONE_AT_A_TIME, terminal(streams):
         previous = os.getcwd() if cwd else None
         try:
             if cwd:

@@ -210,14 +210,28 @@ class EngramService:
             (time.perf_counter() - started) * 1000,
             answer.exit_code,
         )
-        channel.send(
-            {
-                "op": "done",
-                "exit": answer.exit_code,
-                "stdout": answer.stdout,
-                "stderr": answer.stderr,
-            }
-        )
+        done = {"op": "done", "exit": answer.exit_code}
+        channel.send({**done, "stdout": answer.stdout, "stderr": answer.stderr})
+        self.embed_waiting()
+
+    def embed_waiting(self, limit: int = 256) -> int:
+        """After the client has its answer: vectors for what the command stored (a
+        capture, an add that left them for later), so the next search finds them by
+        meaning. Skipped while another process holds the embedding lock."""
+        from app.background import embedding_lock
+        from app.forwarding import ONE_AT_A_TIME
+
+        engram = self.engram
+        if engram.read_only:
+            return 0
+        try:
+            with ONE_AT_A_TIME, embedding_lock(self.data_dir) as held:
+                if not held or not engram.store.pending_vector_count(engram.embedder.model_id):
+                    return 0
+                return engram.service.catch_up(limit)
+        except Exception:  # the answer is given; a failure here is only logged
+            log.exception("embedding what a command stored failed")
+            return 0
 
     def _refusal(self, request: dict[str, Any]) -> str | None:
         if request.get("protocol") != PROTOCOL:

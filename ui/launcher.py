@@ -7,6 +7,7 @@ imported, a command a running Engram service can answer is handed to it
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -45,7 +46,21 @@ def main() -> None:
             sys.exit(answer.exit_code)
         if consumed:  # the service refused after the input was read: give it to the CLI
             sys.stdin = io.TextIOWrapper(io.BytesIO(consumed[0]), encoding="utf-8")
+    if invocation.command == "hook":
+        _run_hook()
     _run_cli()
+
+
+def _run_hook() -> None:
+    """`engram hook` in this process: whatever goes wrong, even before the command
+    runs (a bad global option), the assistant gets status 0 and no output — some
+    assistants read status 2 as "block this prompt"."""
+    import app.cli  # noqa: F401
+    from app.cli.common import cli
+
+    with contextlib.suppress(BaseException):
+        cli.main(prog_name="engram", standalone_mode=False)
+    sys.exit(0)
 
 
 def _give_up_after(seconds: float) -> None:

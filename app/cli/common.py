@@ -85,11 +85,12 @@ class CliState:
     def data_dir(self) -> Path:
         return resolve_data_dir(self.data_dir_option)
 
-    def engram(self, catch_up: bool = True, embeds: bool = False) -> Engram:
+    def engram(self, catch_up: bool = True, embeds: bool = False, back_up: bool = True) -> Engram:
         """Open the services once; reconcile the indexes with the records and write the
         automatic backup when one is due. A read-only data folder opens for reading:
         nothing is written at start, and a write names the command it refused. A
-        command that `embeds` has the model loaded meanwhile."""
+        command that `embeds` has the model loaded meanwhile; one that must answer at
+        once (an assistant's hook) leaves the backup to the next command."""
         if self._engram is None and (kept := resident(self.data_dir)) is not None:
             self._engram = kept
             self._resident = True
@@ -110,7 +111,8 @@ class CliState:
                 engram.store.write_action = " ".join(context.command_path.split()[1:]) or "write"
             if engram.read_only:
                 return engram
-            self.back_up_if_due()
+            if back_up:
+                self.back_up_if_due()
             if catch_up:
                 with self.vector_access() as held:
                     if held:

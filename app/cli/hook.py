@@ -64,7 +64,7 @@ def hook(state: CliState, ctx: click.Context, event: str | None, assistant: str 
     Never fails a session: on any problem it exits 0 and prints nothing (-v says why)."""
     try:
         call = parse_call(_read_input(), event, assistant)
-        reply = answer(call, run_hook(state.engram(catch_up=False), call))
+        reply = answer(call, run_hook(state.engram(catch_up=False, back_up=False), call))
     except Exception as error:  # the one rule: an assistant's session is never blocked
         if state.verbose:
             reason = str(error) if isinstance(error, HookInputError) else repr(error)

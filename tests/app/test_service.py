@@ -280,3 +280,31 @@ def test_a_data_folder_too_deep_for_a_socket_gets_a_private_one_elsewhere(
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert socket_path(deep, SOCKET_FILE) == path  # stable
     assert socket_path(tmp_path / "other" / ("d" * 120), SOCKET_FILE) != path
+
+
+def test_what_a_command_left_unembedded_gets_its_vectors_after_the_answer(
+    service: EngramService, data_dir: Path
+) -> None:
+    engram = service.engram
+    engram.service.add({"content": "Captured: pin tokio to 1.38", "type": "decision"}, embed=False)
+    assert engram.store.pending_vector_count(engram.embedder.model_id) == 1
+    answer = _forward(data_dir, "list", "--json")  # any command: the catch-up follows it
+    assert answer is not None and answer.exit_code == 0
+    deadline = time.monotonic() + 30
+    while engram.store.pending_vector_count(engram.embedder.model_id):
+        assert time.monotonic() < deadline, "never embedded"
+        time.sleep(0.05)
+
+
+def test_a_hook_with_a_bad_global_option_still_answers_nothing_with_status_0(
+    tmp_path: Path,
+) -> None:
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    env = {**os.environ, "ENGRAM_NO_SERVICE": "1"}
+    ended = _engram(
+        "--data-dir", str(not_a_folder), "hook", "prompt", env=env, stdin=b'{"prompt": "hi"}'
+    )
+    assert (ended.returncode, ended.stdout) == (0, b"")
+    unknown = _engram("hook", "prompt", "--no-such-option", env=env, stdin=b"{}")
+    assert (unknown.returncode, unknown.stdout) == (0, b"")
