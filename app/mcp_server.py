@@ -18,16 +18,18 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from app.forwarding import call, close_kept, keep_open
+from app.local_socket import socket_path
 from app.mcp_text import (
     context_text,
     contradictions_text,
@@ -44,6 +46,7 @@ from app.mcp_text import (
 )
 from app.service import ping
 from app.service_client import Answer
+from app.service_protocol import SOCKET_FILE
 from services.types import MemoryType, RetrievalMode, UsageEvent
 
 log = logging.getLogger(__name__)
@@ -71,10 +74,16 @@ replaces them and confirm with `supersede_memory`. When a memory helped, call
 CONTENT_CHARS = 1200  # of each search result's text; `get_memory` gives the whole
 SHOW_CONTENT_OF = 10  # search results whose text is fetched (the rest: titles)
 SHUTDOWN_WAIT_S = 5.0
+PING_EVERY_S = 1.0
 
-MemoryTypeName = Literal[tuple(t.value for t in MemoryType)]  # type: ignore[valid-type]
-ModeName = Literal[tuple(m.value for m in RetrievalMode)]  # type: ignore[valid-type]
-EventName = Literal[tuple(e.value for e in UsageEvent)]  # type: ignore[valid-type]
+if TYPE_CHECKING:
+    MemoryTypeName: TypeAlias = str
+    ModeName: TypeAlias = str
+    EventName: TypeAlias = str
+else:  # the enums' values, so the input schemas list exactly what the CLI accepts
+    MemoryTypeName = Literal[tuple(t.value for t in MemoryType)]
+    ModeName = Literal[tuple(m.value for m in RetrievalMode)]
+    EventName = Literal[tuple(e.value for e in UsageEvent)]
 Resolution = Literal["a_wins", "b_wins", "both_valid", "merged"]
 Activity = Literal["general", "debugging", "feature", "review"]
 
@@ -106,6 +115,8 @@ class CommandRunner:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _kept: bool = field(default=False, repr=False)
     _project: list[str | None] = field(default_factory=list, repr=False)
+    _answers: bool = field(default=False, repr=False)
+    _pinged_at: float = field(default=float("-inf"), repr=False)
 
     def run(self, argv: list[str], stdin: bytes = b"") -> Answer:
         with self._lock:
@@ -141,9 +152,21 @@ class CommandRunner:
         return self._project[0]
 
     def _service_answers(self) -> bool:
+        """Whether a service answers: asked at most once a second (a search reads each
+        result's text), and again as soon as its socket is gone."""
         if os.environ.get("ENGRAM_NO_SERVICE"):
             return False
-        return ping(self.data_dir, timeout_s=0.25) is not None
+        now = time.monotonic()
+        if now - self._pinged_at > PING_EVERY_S or (self._answers and not self._socket_exists()):
+            self._answers = ping(self.data_dir, timeout_s=0.25) is not None
+            self._pinged_at = now
+        return self._answers
+
+    def _socket_exists(self) -> bool:
+        try:
+            return socket_path(self.data_dir, SOCKET_FILE).exists()
+        except OSError:
+            return False
 
     def _open(self) -> None:
         if not self._kept:

@@ -120,7 +120,8 @@ def serving(data_dir: Path) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
-    while subprocess.run([ENGRAM, "--data-dir", str(data_dir), "serve", "--status"]).returncode:
+    status = [ENGRAM, "--data-dir", str(data_dir), "serve", "--status"]
+    while subprocess.run(status, stdout=subprocess.DEVNULL).returncode:
         if service.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError("engram serve did not start")
         time.sleep(0.2)
