@@ -192,6 +192,12 @@ class Engram:
         if callable(preload):
             preload()
 
+    def prepare_search(self) -> None:
+        """A cold process about to search: the model loads on a thread while the vector
+        index opens here, so the first search waits for the longer, not for both."""
+        self.preload_embedder()
+        self.vectors.open()
+
     def start_up(self) -> ReconcileReport:
         """Reconcile the indexes with the records (cheap unless they disagree); a
         read-only store is left as it is."""

@@ -62,9 +62,14 @@ def hook(state: CliState, ctx: click.Context, event: str | None, assistant: str 
     """Answer an assistant's hook: the JSON it sends on stdin in, its answer out.
 
     Never fails a session: on any problem it exits 0 and prints nothing (-v says why)."""
+    from services.assistants.events import HookEvent
+
     try:
         call = parse_call(_read_input(), event, assistant)
-        reply = answer(call, run_hook(state.engram(catch_up=False, back_up=False), call))
+        engram = state.engram(catch_up=False, back_up=False)
+        if call.event is HookEvent.PROMPT:
+            engram.prepare_search()
+        reply = answer(call, run_hook(engram, call))
     except Exception as error:  # the one rule: an assistant's session is never blocked
         if state.verbose:
             reason = str(error) if isinstance(error, HookInputError) else repr(error)

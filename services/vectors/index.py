@@ -15,6 +15,7 @@ records queue them all for embedding again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import sqlite3
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from services.errors import VectorStoreUnavailable
+from services.errors import EngramError, VectorStoreUnavailable
 from services.vectors.embeddings.base import Vectors
 from services.vectors.quick_import import override_checks_skipped
 
@@ -244,6 +245,12 @@ class VectorIndex:
         except Exception as error:
             raise self._failure(error, "cannot list collections") from None
         return result
+
+    def open(self) -> None:
+        """Connect now rather than at the first use (a caller overlapping start-up work);
+        a failure here is raised again, with its message, at that use."""
+        with contextlib.suppress(EngramError):
+            self._connect()
 
     def close(self) -> None:
         """Release the Chroma client (its files, connections and threads); the index
