@@ -20,7 +20,7 @@ import shlex
 from dataclasses import dataclass
 
 from services.text.stacktrace import error_in_text, key_line
-from services.text.words import normalised, without_fences
+from services.text.words import STOPWORDS, normalised
 from services.types import MemoryType
 
 MAX_USER_MESSAGE_CHARS = 2_000
@@ -119,16 +119,24 @@ def stated_decisions(text: str, by_user: bool) -> list[Statement]:
 
 
 def _candidate_sentences(text: str) -> list[str]:
-    sentences: list[str] = []
-    for line in without_fences(text).splitlines():
-        if line.lstrip().startswith(">"):  # a block quote: someone else's words
+    """The sentences of `text` outside code fences and block quotes. A line that goes
+    on from the one before (hard-wrapped prose) is joined to it; a list item, a heading
+    or a blank line starts anew."""
+    items: list[str] = []
+    joining = False
+    outside_fences = "\n\n".join(text.split("```")[::2])  # an unclosed fence runs to the end
+    for line in outside_fences.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(">"):  # a block quote: someone else's
+            joining = False
             continue
-        line = _LIST_MARK.sub("", line).strip()
-        for piece in _SENTENCE_END.split(line):
-            piece = piece.strip()
-            if piece:
-                sentences.append(piece)
-    return sentences
+        starts_item = bool(_LIST_MARK.match(line)) or stripped.startswith("#")
+        if joining and not starts_item:
+            items[-1] += " " + stripped
+        else:
+            items.append(_LIST_MARK.sub("", stripped).lstrip("# "))
+        joining = True
+    return [piece.strip() for item in items for piece in _SENTENCE_END.split(item) if piece.strip()]
 
 
 def _statement_kind(sentence: str, by_user: bool) -> MemoryType | None:
@@ -142,13 +150,37 @@ def _statement_kind(sentence: str, by_user: bool) -> MemoryType | None:
         return None
     if _QUESTION_START.match(plain) or _CONDITIONAL_START.match(plain) or _DOUBT.search(plain):
         return None
-    if by_user and _CONVENTION.search(plain) and not _NOT_A_RULE.search(plain):
-        return MemoryType.CONVENTION
-    if _EXPLICIT_DECISION.search(plain):
-        return MemoryType.DECISION
-    if by_user and (_USER_DECISION.search(plain) or _FROM_NOW_ON.match(plain)):
-        return MemoryType.DECISION
+    rules: list[tuple[re.Pattern[str], MemoryType]] = [(_EXPLICIT_DECISION, MemoryType.DECISION)]
+    if by_user:
+        rules = [
+            (_CONVENTION, MemoryType.CONVENTION),
+            *rules,
+            (_USER_DECISION, MemoryType.DECISION),
+            (_FROM_NOW_ON, MemoryType.DECISION),
+        ]
+    for pattern, kind in rules:
+        match = pattern.search(plain)
+        if match is None or (kind is MemoryType.CONVENTION and _NOT_A_RULE.search(plain)):
+            continue
+        # "we'll go with the first option" says nothing without what came before it.
+        return kind if _names_something(plain[match.end() :]) else None
     return None
+
+
+_OBJECT_WORD = re.compile(r"‹code›|[A-Za-z_][\w.+#/-]*")
+_NO_OBJECT = STOPWORDS | frozenset(
+    """approach option options one first second third last former latter plan idea proposal
+    version solution way thing things again then instead here there always never use using
+    do done go going keep same like everything anything something suggested above below
+    earlier before""".split()
+)
+
+
+def _names_something(rest: str) -> bool:
+    """Whether the words after a decision's wording name what was decided (a code span,
+    or a word that is not a pronoun, a function word or "the first option")."""
+    words = [word.rstrip(".-/").lower() for word in _OBJECT_WORD.findall(rest)]
+    return any(word == "‹code›" or (len(word) > 1 and word not in _NO_OBJECT) for word in words)
 
 
 # --- failed runs ------------------------------------------------------------------------------
