@@ -4,8 +4,9 @@ assistant (Claude Code, Codex, Gemini CLI, Cursor, …) in its project folder.
 Standard output is the protocol, so before anything else is imported the real stdout
 and stdin are kept for the transport and file descriptors 1 and 0 are pointed at
 stderr and /dev/null: a stray print from a library or a C extension, or a stray read,
-cannot corrupt the protocol. The server ends when its input ends and when its parent
-process goes away (a leaked server would hold the data folder)."""
+cannot corrupt the protocol. The server ends when its input ends, when its output is
+closed and when its parent process goes away (a leaked server would hold the data
+folder)."""
 
 from __future__ import annotations
 
@@ -51,12 +52,37 @@ def watch_parent(on_gone: Callable[[], None], poll_s: float = PARENT_POLL_S) -> 
     threading.Thread(target=watch, name="engram-mcp-parent", daemon=True).start()
 
 
-async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO) -> None:
+class _ProtocolOutput(io.TextIOWrapper):
+    """The protocol's output; when the client closes it, `closed_by_client` is called
+    (the transport would otherwise wait for input that may never come)."""
+
+    closed_by_client: Callable[[], None]
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except (BrokenPipeError, ConnectionResetError):
+            self.closed_by_client()
+            raise
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.closed_by_client()
+            raise
+
+
+async def _serve(
+    server: Any, wire_in: BinaryIO, wire_out: BinaryIO, closed: Callable[[], None]
+) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
     reader = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
-    writer = anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8"))
+    output = _ProtocolOutput(wire_out, encoding="utf-8")
+    output.closed_by_client = closed
+    writer = anyio.wrap_file(output)
     async with stdio_server(stdin=reader, stdout=writer) as (incoming, outgoing):
         # MCPServer serves stdio only on the process's own descriptors, which no longer
         # carry the protocol here; its low-level server takes any streams.
@@ -78,11 +104,11 @@ def mcp(state: CliState) -> None:
 
     server, runner = build_server(state.data_dir, os.getcwd())
 
-    def end(reason: str) -> None:
+    def end(reason: str, status: int = 0) -> None:
         log.info("engram mcp ends: %s", reason)
         runner.close()
         sys.stderr.flush()
-        os._exit(0)  # worker threads (a command still running, the warm-up) end with it
+        os._exit(status)  # worker threads (a command still running, the warm-up) end with it
 
     watch_parent(lambda: end("its parent process went away"))
 
@@ -93,5 +119,9 @@ def mcp(state: CliState) -> None:
             log.exception("could not load the services in the background")
 
     threading.Thread(target=warm_up, name="engram-mcp-warm-up", daemon=True).start()
-    anyio.run(_serve, server, wire_in, wire_out)
+    try:
+        anyio.run(_serve, server, wire_in, wire_out, lambda: end("its output was closed"))
+    except BaseException:  # e.g. the client closed our output: end, said on stderr
+        log.exception("engram mcp stopped")
+        end("it failed", 1)
     end("its input ended")

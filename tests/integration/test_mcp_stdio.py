@@ -2,7 +2,8 @@
 embedder, driven by the MCP SDK's own stdio client and by the MCP Inspector CLI from
 npm (an independent client, installed by `make mcp-inspector` from
 tests/integration/mcp_inspector/package-lock.json); with and without a resident
-`engram serve`; and it ends when its input ends or its parent goes away."""
+`engram serve`; and it ends when its input ends, its output is closed or its parent
+goes away."""
 
 from __future__ import annotations
 
@@ -125,6 +126,28 @@ def test_it_ends_when_its_input_ends(data_dir: Path, project_folder: Path) -> No
         process.stdin.close()
         assert process.wait(timeout=30) == 0
         assert process.stdout.read() == b""  # nothing but protocol messages, and no more
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def test_it_ends_when_its_output_is_closed(data_dir: Path, project_folder: Path) -> None:
+    """The client stops reading but keeps the input open: the server's next answer
+    cannot be written, and it ends instead of waiting for input."""
+    process = subprocess.Popen(
+        MCP_COMMAND,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=project_folder,
+        env=clean_env(**server_env(data_dir), PYTHONPATH=str(ROOT)),
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdout.close()
+        _message(process.stdin, INITIALIZE)
+        assert process.wait(timeout=30) == 0
+        assert not process.stdin.closed
     finally:
         if process.poll() is None:
             process.kill()
