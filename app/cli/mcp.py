@@ -96,7 +96,7 @@ async def _serve(
 def mcp(state: CliState) -> None:
     """Serve Engram's tools to an assistant over MCP (stdio). The assistant starts it
     in the project folder; it uses the resident service when one runs (the tray,
-    `engram serve`), else loads the models itself. It ends with its input or parent."""
+    `engram serve`), else loads the models itself. It ends when the assistant goes away."""
     wire_in, wire_out = claim_stdio()
     import anyio
 
