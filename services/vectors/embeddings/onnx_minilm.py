@@ -94,7 +94,10 @@ class OnnxMiniLMEmbedder:
             import tokenizers  # noqa: F401
         except ImportError:
             return  # `embed` reports it
-        threading.Thread(target=self._load_quietly, name="embedder-load", daemon=True).start()
+        # Not a daemon: a process that ends while the runtime is still loading would have
+        # its C++ state torn down under the loading thread (onnxruntime aborts); the
+        # interpreter waits for the load to finish instead.
+        threading.Thread(target=self._load_quietly, name="embedder-load", daemon=False).start()
 
     def _load_quietly(self) -> None:
         with contextlib.suppress(EmbedderUnavailable):  # `embed` loads again and says why

@@ -45,3 +45,18 @@ def test_a_model_loaded_ahead_embeds_as_one_loaded_on_demand() -> None:
     on_demand = OnnxMiniLMEmbedder()
     texts = ["retry the upload on 503", "pin ruff"]
     assert np.allclose(ahead.embed(texts), on_demand.embed(texts), atol=1e-6)
+
+
+def test_a_process_that_ends_while_the_model_loads_ends_cleanly() -> None:
+    """The load thread is waited for at exit: ending mid-load used to abort the process
+    (onnxruntime's state torn down under the thread)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from services.vectors.embeddings.onnx_minilm import OnnxMiniLMEmbedder\n"
+        "OnnxMiniLMEmbedder().preload()\n"
+    )
+    for _ in range(3):
+        ended = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+        assert ended.returncode == 0, ended.stderr.decode()[-500:]
