@@ -92,6 +92,10 @@ def test_smollm2_answers_every_prompt_schema(smollm2: LlamaLocalLLM) -> None:
         "b_text": "The shop moved from MySQL to PostgreSQL.",
         "title": "Money format",
         "content": "We keep money as integer cents in the ledger.",
+        "kind": "fix",
+        "evidence": "`pytest tests/test_dates.py` failed: TypeError: can't compare "
+        "offset-naive and offset-aware datetimes. Then shop/dates.py was edited and the "
+        "same command passed.",
     }
     for name in prompts.names():
         prompt = prompts.load(name)
