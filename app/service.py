@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.local_socket import peer_uid, socket_path
-from app.service_client import Answer, read_invocation
+from app.service_client import Answer, read_invocation, service_socket
 from app.service_protocol import (
     FORWARDED_COMMANDS,
     PROTOCOL,
@@ -49,11 +49,8 @@ class AlreadyServing(Exception):
 
 def ping(data_dir: Path, timeout_s: float = 0.5) -> dict[str, Any] | None:
     """The running service's answer to a ping (pid, protocol, start time), or None."""
-    try:
-        path = socket_path(data_dir, SOCKET_FILE)
-    except OSError:
-        return None
-    if not path.exists():
+    path = service_socket(data_dir)
+    if path is None:
         return None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.settimeout(timeout_s)

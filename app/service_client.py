@@ -113,6 +113,15 @@ def _color_system() -> str | None:
     return "256" if "256" in os.environ.get("TERM", "") else "standard"
 
 
+def service_socket(data_dir: Path) -> Path | None:
+    """The data folder's service socket when one is there (live or stale)."""
+    try:
+        path = socket_path(data_dir, SOCKET_FILE)
+    except OSError:
+        return None
+    return path if path.exists() else None
+
+
 def forward(
     argv: list[str],
     invocation: Invocation,
@@ -123,11 +132,8 @@ def forward(
 ) -> Answer | None:
     """Run `argv` in the service for `data_dir`. None when no service answers or it
     refused before doing anything: the caller runs the command itself."""
-    try:
-        path = socket_path(data_dir, SOCKET_FILE)
-    except OSError:
-        return None
-    if not path.exists():
+    path = service_socket(data_dir)
+    if path is None:
         return None
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
