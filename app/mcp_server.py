@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -290,7 +291,13 @@ class EngramTools:
         """Search the memories of this project (meaning, keywords and code names):
         decisions, conventions, fixes, pitfalls. Results carry their text (long ones
         shortened: get_memory has the whole)."""
-        argv = ["search", "--json", f"--limit={limit}", *_options(type=types, mode=mode)]
+        argv = [
+            "search",
+            "--json",
+            f"--limit={limit}",
+            f"--content={CONTENT_CHARS}",
+            *_options(type=types, mode=mode),
+        ]
         data, answer, scope, note = self._scoped(argv, query, project, all_projects)
         results = [self._with_content(result, rank) for rank, result in enumerate(data["results"])]
         found = {
@@ -307,13 +314,9 @@ class EngramTools:
             key: result.get(key)
             for key in ("id", "type", "project", "title", "created_at", "score", "outdated_by")
         }
-        if rank >= SHOW_CONTENT_OF:
-            return kept
-        answer = self.runner.run(["show", "--json", "--no-record", "--", result["id"]])
-        if answer.exit_code == 0:
-            content = str(json.loads(answer.stdout).get("content", ""))
-            kept["content"] = content[:CONTENT_CHARS]
-            if len(content) > CONTENT_CHARS:
+        if rank < SHOW_CONTENT_OF and "content" in result:
+            kept["content"] = result["content"]
+            if result.get("content_cut"):
                 kept["content_cut"] = True
         return kept
 
@@ -347,7 +350,7 @@ class EngramTools:
             "--json",
             *_options(type=type, title=title, tag=tags, file_ref=files, project=project),
         ]
-        data, answer = self._json(argv, content.encode("utf-8"))
+        data, answer = self._json(argv, _utf8(content))
         return _result(data, stored_text(data), answer)
 
     def supersede_memory(
@@ -400,7 +403,7 @@ class EngramTools:
             *_options(file=file, branch=branch, activity=activity, budget=budget, project=project),
             *(["--error", "-"] if error is not None else []),
         ]
-        data, answer = self._json(argv, (error or "").encode("utf-8"))
+        data, answer = self._json(argv, _utf8(error or ""))
         compact = {
             "project": data.get("project"),
             "activity": data.get("activity"),
@@ -665,3 +668,12 @@ def build_server(data_dir: Path, cwd: str | None = None) -> tuple[MCPServer, Com
             structured_output=False,
         )
     return server, runner
+
+
+def _utf8(text: str) -> bytes:
+    """Text for a command's input; a lone surrogate (JSON allows "\\ud800") is not
+    text, and becomes U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -24,8 +24,18 @@ from app.cli.memories import build_filter, filter_options
 from services.errors import Problem, ValidationFailed
 
 
-def result_json(result: Any) -> dict[str, Any]:
+def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
+    """A search result for --json; with `content_chars`, the memory's text up to that
+    many characters (`content_cut` when it is longer)."""
     memory, breakdown = result.memory, result.breakdown
+    text = (
+        {
+            "content": memory.content[:content_chars],
+            "content_cut": len(memory.content) > content_chars,
+        }
+        if content_chars
+        else {}
+    )
     return {
         "id": memory.id,
         "score": round(result.score, 6),
@@ -43,6 +53,7 @@ def result_json(result: Any) -> dict[str, Any]:
             "sources": list(breakdown.sources),
             "best_chunk": breakdown.best_chunk,
         },
+        **text,
     }
 
 
@@ -107,6 +118,13 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
     help="Count the results as read (staleness asks when a memory was last read); "
     "default: a single query records, --queries-file does not.",
 )
+@click.option(
+    "--content",
+    "content_chars",
+    type=click.IntRange(0, 1_000_000),
+    default=0,
+    help="With --json: each result's text, up to this many characters.",
+)
 @json_option
 @pass_state
 @handle_errors
@@ -118,6 +136,7 @@ def search(
     retriever: str | None,
     queries_file: Path | None,
     record: bool | None,
+    content_chars: int,
     as_json: bool,
 ) -> None:
     """Find memories: hybrid of meaning, keywords and code identifiers."""
@@ -153,7 +172,7 @@ def search(
                 "retriever": kind.value,
                 "flags": response.flags,
                 "took_ms": round(response.metrics.total_ms, 2),
-                "results": [result_json(r) for r in response.results],
+                "results": [result_json(r, content_chars) for r in response.results],
             }
         )
         return

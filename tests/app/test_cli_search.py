@@ -191,3 +191,15 @@ def test_search_record_counts_retrievals(corpus_cli: EngramCli) -> None:
     corpus_cli.ok("search", "mergeDefaults", "-p", "shipit", "-n", 1, "--no-record")
     assert count() == 1
     assert corpus_cli.json("stats")["searches"]["searches"] == 2
+
+
+def test_json_results_carry_their_text_on_request(engram_cli: EngramCli) -> None:
+    engram_cli.add("Retry uploads three times on 503; the fourth failure pages", "-t", "fix")
+    plain = engram_cli.json("search", "upload retry 503", "--no-record")["results"][0]
+    assert "content" not in plain
+    cut = engram_cli.json("search", "upload retry 503", "--content", "12", "--no-record")
+    assert cut["results"][0]["content"] == "Retry upload"
+    assert cut["results"][0]["content_cut"] is True
+    whole = engram_cli.json("search", "upload retry 503", "--content", "500", "--no-record")
+    assert whole["results"][0]["content_cut"] is False
+    assert whole["results"][0]["content"].endswith("the fourth failure pages")

@@ -351,7 +351,7 @@ def test_with_a_resident_service_the_tools_go_through_it(
         stored = ok(server, "add_memory", {"content": "Cache keys carry the schema version."})
         found = ok(server, "search", {"query": "cache key schema"})
         assert [r["id"] for r in found["results"]] == [stored["id"]]
-        assert service.served == 3  # add, search, show of the one result
+        assert service.served == 2  # add, then one search (its results carry their text)
         assert runner._kept is False  # nothing opened in the MCP server itself
     finally:
         service.stop()
@@ -424,7 +424,7 @@ def test_add_memory_passes_any_text_through_unchanged(
     EngramTools(runner).add_memory(content, "pitfall", title=title, tags=tags, files=files)
     argv, stdin = runner.calls[0]
     params = parsed(argv)
-    assert params["content"] == "-" and stdin == content.encode("utf-8")
+    assert params["content"] == "-" and stdin.decode("utf-8") == _as_text(content)
     assert (params["title"], list(params["tags"]), list(params["file_refs"])) == (
         title,
         tags,
@@ -444,7 +444,7 @@ def test_context_passes_any_text_through_unchanged(
     params = parsed(argv)
     assert (params["file_"], params["branch"]) == (file, branch)
     assert params["error"] == ("-" if error is not None else None)
-    assert stdin == (error or "").encode("utf-8")
+    assert stdin.decode("utf-8") == _as_text(error or "")
 
 
 @settings(max_examples=100)
@@ -505,3 +505,8 @@ def test_docs_show_the_instructions_and_every_tool() -> None:
     assert f"```text\n{INSTRUCTIONS}\n```" in docs
     for name, _, _ in TOOLS:
         assert f"| `{name}` |" in docs, name
+
+
+def _as_text(text: str) -> str:
+    """What a command reads of `text`: itself, each lone surrogate as U+FFFD."""
+    return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
