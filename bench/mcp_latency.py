@@ -1,13 +1,13 @@
 """How fast `engram mcp` answers an assistant: from starting the process to its
 `initialize` answer, the first search, and p50/p95 of the `search` tool over stdio,
 with the server working in its own process and with a resident `engram serve`
-answering for it. Prints a Markdown table (docs/benchmarks.md is updated by hand).
+answering for it. Prints a Markdown table and writes it to docs/benchmarks.md.
 
     python bench/mcp_latency.py [--starts 8] [--calls 60] [--size 2000]
 
 The data folder is a copy of the embedded corpus of `--size` memories; each search is
 one of the corpus's queries scoped to its project, with the tool's default limit (8),
-so a call is one search and the reading of each result's text. Times are measured by
+so a call is one search whose results carry their text. Times are measured by
 the client, JSON-RPC over pipes included.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from corpus import ENGRAM, corpus, embedded_data_dir, read_jsonl, table
+from corpus import ENGRAM, corpus, embedded_data_dir, read_jsonl, table, update_doc
 
 PROTOCOL_VERSION = "2025-06-18"
 
@@ -147,9 +147,9 @@ def main() -> None:
         finally:
             service.send_signal(signal.SIGTERM)
             service.wait(timeout=30)
-    print(
+    body = (
         f"## MCP server (`engram mcp`)\n\n{args.size} memories; `search` tool with its default "
-        "limit (8), each result's text read; times seen by the client over stdio.\n\n"
+        "limit (8), results with their text; times seen by the client over stdio.\n\n"
         + table(
             [
                 "models held by",
@@ -162,6 +162,8 @@ def main() -> None:
             [["the MCP server", *alone], ["a running `engram serve`", *with_service]],
         )
     )
+    print(body)
+    update_doc("mcp_latency", body, "python bench/mcp_latency.py")
 
 
 if __name__ == "__main__":
