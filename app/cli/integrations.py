@@ -240,17 +240,28 @@ def status(state: CliState, as_json: bool) -> None:
         for scope in scopes
     ]
     here = find_executable()
+    from app.service import ping
+
+    service = ping(state.data_dir)
     if as_json:
         emit_json(
             {
                 "executable": here.path if here else None,
                 "repository": str(root) if root else None,
+                "service": {"running": service is not None, "pid": (service or {}).get("pid")},
                 "assistants": rows,
             }
         )
         return
     _status_table(rows, root)
     say(f"this engram: {here.path if here else 'not found'}")
+    if service is not None:
+        say(f"the Engram service runs (pid {service['pid']}): hooks are answered from it")
+    else:
+        say(
+            "no Engram service runs for this data folder: hooks work in their own process, "
+            "and a prompt's memories may miss the 1 s limit (start the tray or `engram serve`)"
+        )
     if root is None:
         say("(not inside a git repository: project configurations not shown)")
     for row in rows:

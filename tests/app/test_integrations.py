@@ -385,3 +385,26 @@ def test_without_executable_the_running_engram_is_written(
     assert os.path.isabs(report["executable"]) and Path(report["executable"]).name == "engram"
     command = _read(home / ".claude" / "settings.json")["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert command.startswith(report["executable"])
+
+
+def test_status_says_whether_the_service_answers_the_hooks(
+    engram_cli: EngramCli, home: Path, data_dir: Path
+) -> None:
+    from app.cli.common import CliState
+    from app.service import EngramService
+
+    alone = engram_cli.json("hooks", "status")["service"]
+    assert alone == {"running": False, "pid": None}
+    assert "no Engram service runs" in engram_cli.ok("hooks", "status").stdout
+    state = CliState(str(data_dir), verbose=False)
+    service = EngramService(data_dir, state.engram())
+    service.start()
+    try:
+        assert engram_cli.json("hooks", "status")["service"] == {
+            "running": True,
+            "pid": os.getpid(),
+        }
+        assert "hooks are answered from it" in engram_cli.ok("hooks", "status").stdout
+    finally:
+        service.stop()
+        state.engram().close()
