@@ -127,6 +127,16 @@ def save_state(engram: Engram, engine: PredictiveEngine, root: Path | None = Non
     engram.store.meta_set(STATE_KEY, json.dumps(data))
 
 
+def saved_project(engram: Engram) -> str | None:
+    """The project of the last saved activity (a watched file, an assistant's hook)."""
+    raw = engram.store.meta_get(STATE_KEY)
+    try:
+        name = json.loads(raw).get("project") if raw else None
+    except (ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) and name else None
+
+
 def restore_state(engram: Engram, engine: PredictiveEngine, project: str | None) -> bool:
     """Rebuild the last saved activity (when it is of `project`, if one is given)."""
     raw = engram.store.meta_get(STATE_KEY)

@@ -111,6 +111,13 @@ class Desktop:
         """The active project, without opening anything (safe on the UI thread)."""
         return self._engine.current_project if self._engine is not None else None
 
+    def likely_project(self) -> str | None:
+        """The active project, else that of the last saved activity (opens the store:
+        run it on the task runner)."""
+        from app.activity import saved_project
+
+        return self.current_project or saved_project(self.engram)
+
     def search(self, query: str, project: str | None = None) -> SearchAnswer:
         engram = self.engram
         flt = MemoryFilter(project=project)

@@ -367,6 +367,12 @@ class AddMemoryDialog(QDialog):
     def _project(self) -> str | None:
         return self.project.text().strip() or None
 
+    def suggest_project(self, project: str | None) -> None:
+        """Fill in the project found after the dialog opened, unless one was typed."""
+        if project and not self.project.text().strip() and self.project.isEnabled():
+            self.project.setText(project)
+            self._project_changed()
+
     def show_picker(self, shown: bool) -> None:
         """Open (and search, the newest first) or close the Replaces picker."""
         if self.picker is None:

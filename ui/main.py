@@ -341,6 +341,9 @@ class DesktopApp(QObject):
             lambda memory: self.presence.set_state(IconState.IDLE, f"saved {memory.id}")
         )
         self.add_dialog.show()
+        if self._project() is None:  # not watching yet: the last activity's project
+            dialog = self.add_dialog
+            self.runner.run(self.desktop.likely_project, dialog.suggest_project, self._failed)
 
     # --- actions ---------------------------------------------------------------------------
 

@@ -270,3 +270,20 @@ def test_the_tray_answers_commands_while_it_runs(
     assert '"Use UTC in the database."' in answer.stdout
     desktop_app.quit()
     assert ping(data_dir) is None
+
+
+def test_add_fills_in_the_project_of_the_last_activity(qtbot: Any, desktop_app: DesktopApp) -> None:
+    """Not watching, the dialog still gets a project: the one an assistant's hook or
+    an earlier watch last worked in — unless one is typed first."""
+    import json
+
+    from app.activity import STATE_KEY
+
+    store = desktop_app.desktop.engram.store
+    store.meta_set(STATE_KEY, json.dumps({"project": "shop", "at": "2026-11-24T09:00:00+00:00"}))
+    desktop_app.presence.buttons["Add memory…"].click()
+    dialog = desktop_app.add_dialog
+    qtbot.waitUntil(lambda: dialog.project.text() == "shop", timeout=5000)
+    dialog.project.setText("billing")
+    dialog.suggest_project("shop")
+    assert dialog.project.text() == "billing"
