@@ -184,6 +184,7 @@ class EngramService:
             return bool(answer.get("yes", default)) if answer.get("op") == "answer" else default
 
         started = time.perf_counter()
+        self.engram.settings.refresh()  # `engram config set` in another process
         try:
             answer = run_captured(
                 [str(word) for word in request["argv"]],

@@ -11,6 +11,7 @@ live in keyring.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import shutil
@@ -23,6 +24,8 @@ from typing import Any, TypeVar
 from services.activity.watch_rules import DEFAULT_SECRET_PATTERNS
 from services.errors import Problem, UserInputError, ValidationFailed
 from services.types import MemoryType
+
+log = logging.getLogger(__name__)
 
 SETTINGS_FILE = "settings.json"
 T = TypeVar("T", bool, int, float, str)
@@ -566,6 +569,7 @@ class Settings:
         self.problems: list[Problem] = []
         self._invalid: dict[str, str] = {}  # known keys whose file value is refused
         self.backed_up: Path | None = None  # where the last save kept a broken file
+        self._read_stamp = self._stamp()
         self._stored: dict[str, Any] = self._read()
         if strict and self.problems:
             count = len(self.problems)
@@ -574,6 +578,31 @@ class Settings:
                 f"file; {REPAIR_HINT}",
                 self.problems,
             )
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            status = self.path.stat()
+        except OSError:
+            return None
+        return status.st_mtime_ns, status.st_size
+
+    def refresh(self) -> bool:
+        """Read the file again if it changed since it was read (a long-running process
+        sees `engram config set` from another). A changed file with problems is not
+        taken: the values read before stay. True when new values were taken."""
+        stamp = self._stamp()
+        if stamp == self._read_stamp:
+            return False
+        self._read_stamp = stamp
+        earlier = self.problems, self._invalid
+        self.problems, self._invalid = [], {}
+        values = self._read()
+        if self.problems:
+            log.warning("%s changed but has problems; keeping the values read before", self.path)
+            self.problems, self._invalid = earlier
+            return False
+        self._stored = values
+        return True
 
     def _read(self) -> dict[str, Any]:
         where = str(self.path)

@@ -308,3 +308,15 @@ def test_a_hook_with_a_bad_global_option_still_answers_nothing_with_status_0(
     assert (ended.returncode, ended.stdout) == (0, b"")
     unknown = _engram("hook", "prompt", "--no-such-option", env=env, stdin=b"{}")
     assert (unknown.returncode, unknown.stdout) == (0, b"")
+
+
+def test_a_setting_changed_by_another_process_applies_to_the_next_command(
+    service: EngramService, data_dir: Path
+) -> None:
+    for number in range(3):
+        _forward(data_dir, "add", f"Queue note {number}: retry the queue", "-t", "fix")
+    before = _forward(data_dir, "search", "retry the queue", "--json", "--no-record")
+    assert before is not None and len(json.loads(before.stdout)["results"]) == 3
+    EngramCli(data_dir).ok("config", "set", "retrieval.limit", "1")
+    after = _forward(data_dir, "search", "retry the queue", "--json", "--no-record")
+    assert after is not None and len(json.loads(after.stdout)["results"]) == 1

@@ -227,3 +227,23 @@ def test_a_float_setting_refuses_what_is_not_a_finite_number(raw: object) -> Non
     """NaN passes every minimum and maximum check; stored, it broke every context."""
     with pytest.raises(UserInputError, match="is not a valid float"):
         setting("context.share_critical").parse(raw)
+
+
+def test_refresh_takes_a_changed_file_and_keeps_values_when_it_is_broken(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "settings.json"
+    path.write_text('{"retrieval.limit": 7}')
+    settings = Settings(path, environ={})
+    assert settings.refresh() is False  # unchanged
+    path.write_text('{"retrieval.limit": 12}')
+    os.utime(path, ns=(1, 1))  # a new stamp even within the clock's resolution
+    assert settings.refresh() is True
+    assert settings.get_int("retrieval.limit") == 12
+    path.write_text('{"retrieval.limit": "many"}')
+    assert settings.refresh() is False
+    assert settings.get_int("retrieval.limit") == 12
+    assert settings.problems == []
+    path.unlink()
+    assert settings.refresh() is True  # no file: the defaults
+    assert settings.get_int("retrieval.limit") == 10
