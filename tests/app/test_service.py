@@ -320,3 +320,27 @@ def test_a_setting_changed_by_another_process_applies_to_the_next_command(
     EngramCli(data_dir).ok("config", "set", "retrieval.limit", "1")
     after = _forward(data_dir, "search", "retry the queue", "--json", "--no-record")
     assert after is not None and len(json.loads(after.stdout)["results"]) == 1
+
+
+def test_many_clients_at_once_each_get_their_own_answer(
+    service: EngramService, data_dir: Path
+) -> None:
+    """Commands run one at a time in the service; eight clients at once each get the
+    answer to their own command (no output crosses over)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids = {}
+    for word in ("alpha", "bravo", "charlie", "delta"):
+        added = _forward(data_dir, "add", f"The {word} worker retries twice", "--json")
+        assert added is not None
+        ids[word] = json.loads(added.stdout)["id"]
+
+    def show(word: str) -> tuple[str, str]:
+        answer = _forward(data_dir, "show", ids[word], "--json")
+        assert answer is not None and answer.exit_code == 0
+        return word, json.loads(answer.stdout)["content"]
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(show, [*ids, *ids, *ids, *ids]))
+    assert len(answers) == 16
+    assert all(content == f"The {word} worker retries twice" for word, content in answers)
