@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.activity import read_profile, restore_state
+from app.activity import read_profile, restore_state, saved_project
 from app.composition import Engram, open_engram
 from services.activity.prediction import Prediction, PredictiveEngine, with_search_results
 from services.activity.signals import Signal, SignalKind
@@ -114,8 +114,6 @@ class Desktop:
     def likely_project(self) -> str | None:
         """The active project, else that of the last saved activity (opens the store:
         run it on the task runner)."""
-        from app.activity import saved_project
-
         return self.current_project or saved_project(self.engram)
 
     def search(self, query: str, project: str | None = None) -> SearchAnswer:
