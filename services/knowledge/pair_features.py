@@ -245,6 +245,46 @@ def _old_value_named(earlier: PairText, later: PairText) -> float:
     return float(min(hits, 3))
 
 
+# Wording that retires something: it is gone, dropped, deprecated, moved away from.
+RETIRING = re.compile(
+    r"\bno longer\b|\bnot any ?more\b|\banymore\b|\bis gone\b|\bare gone\b|\bwent away\b|"
+    r"\bgone in\b|\bdropped\b|\bdrops\b|\bremoved\b|\bremoves\b|\bdeleted\b|\bretired\b|"
+    r"\bmoved off\b|\bswitched (?:away )?from\b|\bdeprecat(?:ed|es|ing)\b|\bno more\b|"
+    r"\breplaced by\b|\bnot supported\b|\bunsupported\b|\breverted\b",
+    re.IGNORECASE,
+)
+_RETIRING_REACH = 40  # characters either side of a name
+
+
+def retired_names(earlier: PairText, later: PairText) -> set[str]:
+    """Names the earlier note relies on that the later one retires ("3.9 is no longer
+    supported", "moved off pdm", "`Serve::tcp_nodelay` is gone", "passing a path to
+    `verify=` is deprecated"): a code name, version or tool the earlier note uses
+    without retiring it, written in the later note next to retiring wording."""
+    earlier_text = f"{earlier.memory.title}\n{earlier.memory.content[:READ_CHARS]}".lower()
+    candidates = set(later.names) | set(earlier.versions)
+    candidates |= {name.split()[0] for name in earlier.names if " " in name}
+    candidates -= STOPWORDS  # "the" of `the client` is no name
+    return {
+        name
+        for name in candidates
+        if len(name) >= 3
+        and name in earlier_text
+        and _near_retiring(later.plain, name)
+        and not _near_retiring(earlier_text, name)
+    }
+
+
+def _near_retiring(text: str, name: str) -> bool:
+    at = text.find(name)
+    while at >= 0:
+        start = max(0, at - _RETIRING_REACH)
+        if RETIRING.search(text[start : at + len(name) + _RETIRING_REACH]):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
 def features(
     a: PairText,
     b: PairText,

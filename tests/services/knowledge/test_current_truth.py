@@ -104,3 +104,64 @@ def test_the_context_shows_the_newest_holder_in_place_of_what_it_replaced(
     assert placed[0].candidate.reasons[-1].signal == f"replaces {first.id}"
     assert first.id not in assembled.markdown and second.id not in assembled.markdown
     assert ContextAssembler(2000).assemble(prediction).tiers[0].placed  # no judge: as predicted
+
+
+def _pair_text(content: str, title: str, created_at: str) -> Any:
+    from services.knowledge.pair_features import read_pair_text
+    from services.memory import memory_from_dict
+
+    memory, problems = memory_from_dict(
+        {"content": content, "title": title, "type": "workflow", "created_at": created_at},
+        "test",
+    )
+    assert memory is not None, problems
+    return read_pair_text(memory)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "retired"),
+    [
+        (
+            "Dev env: `make install` runs `pdm install`; lockfile is pdm.lock.",
+            "Moved off pdm this evening: `make install` = `uv sync`, lockfile uv.lock.",
+            {"pdm"},
+        ),
+        (
+            "Nagle off: `axum::serve(listener, app).tcp_nodelay(true)`.",
+            "`Serve::tcp_nodelay` is gone in 0.8; set it on the listener instead.",
+            {"tcp_nodelay"},
+        ),
+        (
+            "Internal CA: `httpx.Client(verify=\"/etc/ssl/ca.pem\")`.",
+            "Passing a path string to `verify=` is deprecated as of 0.28; build an SSLContext.",
+            {"verify="},
+        ),
+    ],
+)
+def test_a_later_note_that_retires_what_the_earlier_relies_on(
+    earlier: str, later: str, retired: set[str]
+) -> None:
+    from services.knowledge.pair_features import retired_names
+
+    first = _pair_text(earlier, "before", "2024-03-12T10:00:00+00:00")
+    second = _pair_text(later, "after", "2024-11-07T10:00:00+00:00")
+    assert retired <= retired_names(first, second)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        # both say it is gone: the later repeats, it does not retire
+        ("`proxies=` was removed in 0.28; use `mounts=`.", "Reminder: `proxies=` is gone."),
+        # the later retires something the earlier never used
+        ("Use `httpx.Client(timeout=10)` for the crawler.", "`requests` is no longer a dependency."),
+        # a plain word is no name
+        ("Run the tests with `the suite runner`.", "The old way is gone; the docs moved."),
+    ],
+)
+def test_nothing_is_retired_without_a_name_the_earlier_relies_on(earlier: str, later: str) -> None:
+    from services.knowledge.pair_features import retired_names
+
+    first = _pair_text(earlier, "before", "2024-03-12T10:00:00+00:00")
+    second = _pair_text(later, "after", "2024-11-07T10:00:00+00:00")
+    assert retired_names(first, second) == set()
