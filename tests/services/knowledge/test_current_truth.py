@@ -132,7 +132,7 @@ def _pair_text(content: str, title: str, created_at: str) -> Any:
             {"tcp_nodelay"},
         ),
         (
-            "Internal CA: `httpx.Client(verify=\"/etc/ssl/ca.pem\")`.",
+            'Internal CA: `httpx.Client(verify="/etc/ssl/ca.pem")`.',
             "Passing a path string to `verify=` is deprecated as of 0.28; build an SSLContext.",
             {"verify="},
         ),
@@ -154,7 +154,10 @@ def test_a_later_note_that_retires_what_the_earlier_relies_on(
         # both say it is gone: the later repeats, it does not retire
         ("`proxies=` was removed in 0.28; use `mounts=`.", "Reminder: `proxies=` is gone."),
         # the later retires something the earlier never used
-        ("Use `httpx.Client(timeout=10)` for the crawler.", "`requests` is no longer a dependency."),
+        (
+            "Use `httpx.Client(timeout=10)` for the crawler.",
+            "`requests` is no longer a dependency.",
+        ),
         # a plain word is no name
         ("Run the tests with `the suite runner`.", "The old way is gone; the docs moved."),
     ],
