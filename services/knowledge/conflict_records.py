@@ -362,9 +362,15 @@ def alerts(
     store: MemoryStore, project: str | None, memory_ids: Iterable[str] = (), limit: int = 3
 ) -> list[str]:
     """Tier-1 warnings: unresolved contradictions involving `memory_ids` first, then
-    others of `project` (none without a project); one line each."""
+    others of `project` (none without a project); one line each. An open replacement
+    (`supersedes`, with its holder) needs none: the context shows the holder in place
+    of the memory it replaces, so the two are never side by side."""
     ids = set(memory_ids)
-    records = [record_of(r) for r in table.rows(store)]
+    records = [
+        record
+        for record in (record_of(r) for r in table.rows(store))
+        if not (record.kind == "supersedes" and record.holder)
+    ]
     if not records:
         return []
     memories = store.get_many({i for r in records for i in (r.a, r.b)})

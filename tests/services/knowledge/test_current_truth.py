@@ -168,3 +168,22 @@ def test_nothing_is_retired_without_a_name_the_earlier_relies_on(earlier: str, l
     first = _pair_text(earlier, "before", "2024-03-12T10:00:00+00:00")
     second = _pair_text(later, "after", "2024-11-07T10:00:00+00:00")
     assert retired_names(first, second) == set()
+
+
+def test_an_open_replacement_gets_no_warning_line_a_contradiction_does(engram: Engram) -> None:
+    """The context shows a replacement's holder in place of the note it replaces, so the
+    pair is never side by side and needs no ⚠ line; two notes that disagree with
+    neither replacing the other keep theirs."""
+    from services.knowledge.contradictions import alerts
+    from services.memory import now_iso
+
+    old = engram.service.add({**FLOOR_OLD, "project": "w"})
+    new = engram.service.add({**FLOOR_NEW, "project": "w"})
+    other = engram.service.add({**UNRELATED, "project": "w"})
+    with engram.store.writing():
+        table.record_flag(engram.store, old.id, new.id, "supersedes", new.id, now_iso(), "{}")
+    assert alerts(engram.store, "w", [old.id, new.id]) == []
+    with engram.store.writing():
+        table.record_flag(engram.store, new.id, other.id, "contradiction", None, now_iso(), "{}")
+    [line] = alerts(engram.store, "w", [new.id])
+    assert line.startswith("⚠") and new.id in line and other.id in line
