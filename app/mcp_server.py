@@ -30,7 +30,6 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from app.forwarding import call, close_kept, keep_open
-from app.local_socket import socket_path
 from app.mcp_text import (
     context_text,
     contradictions_text,
@@ -46,8 +45,7 @@ from app.mcp_text import (
     superseded_text,
 )
 from app.service import ping
-from app.service_client import Answer
-from app.service_protocol import SOCKET_FILE
+from app.service_client import Answer, service_socket
 from services.types import MemoryType, RetrievalMode, UsageEvent
 
 log = logging.getLogger(__name__)
@@ -153,21 +151,16 @@ class CommandRunner:
         return self._project[0]
 
     def _service_answers(self) -> bool:
-        """Whether a service answers: asked at most once a second (a search reads each
-        result's text), and again as soon as its socket is gone."""
+        """Whether a service answers: asked at most once a second (a tool may run
+        several commands), and again as soon as its socket is gone."""
         if os.environ.get("ENGRAM_NO_SERVICE"):
             return False
         now = time.monotonic()
-        if now - self._pinged_at > PING_EVERY_S or (self._answers and not self._socket_exists()):
+        gone = self._answers and service_socket(self.data_dir) is None
+        if now - self._pinged_at > PING_EVERY_S or gone:
             self._answers = ping(self.data_dir, timeout_s=0.25) is not None
             self._pinged_at = now
         return self._answers
-
-    def _socket_exists(self) -> bool:
-        try:
-            return socket_path(self.data_dir, SOCKET_FILE).exists()
-        except OSError:
-            return False
 
     def _open(self) -> None:
         if not self._kept:

@@ -94,10 +94,7 @@ class CliState:
         if self._engram is None and (kept := resident(self.data_dir)) is not None:
             self._engram = kept
             self._resident = True
-            kept.indexer.notice = err
-            context = click.get_current_context(silent=True)
-            if context is not None:
-                kept.store.write_action = " ".join(context.command_path.split()[1:]) or "write"
+            self._attach(kept)
             return kept
         if self._engram is None:
             from app.composition import open_engram
@@ -105,10 +102,7 @@ class CliState:
             self._engram = engram = open_engram(self.data_dir)
             if embeds:
                 engram.preload_embedder()
-            engram.indexer.notice = err  # e.g. a damaged vector index set aside
-            context = click.get_current_context(silent=True)
-            if context is not None:
-                engram.store.write_action = " ".join(context.command_path.split()[1:]) or "write"
+            self._attach(engram)
             if engram.read_only:
                 return engram
             if back_up:
@@ -119,6 +113,15 @@ class CliState:
                         engram.start_up()
                 self.embed_waiting()
         return self._engram
+
+    @staticmethod
+    def _attach(engram: Engram) -> None:
+        """Point the services' notices (e.g. a damaged vector index set aside) at this
+        command's error stream, and name the command a refused write was for."""
+        engram.indexer.notice = err
+        context = click.get_current_context(silent=True)
+        if context is not None:
+            engram.store.write_action = " ".join(context.command_path.split()[1:]) or "write"
 
     def back_up_if_due(self) -> None:
         """The CLI's automatic backup: at most once per `backup.interval_hours`, by the

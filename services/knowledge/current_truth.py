@@ -161,7 +161,8 @@ def _replacement(
     old, new = read_pair_text(earlier), read_pair_text(later)
     cues = compare(reading_of(earlier), reading_of(later))
     pair = features(old, new, cosine, cues)
-    flagged, score = is_conflict(pair, (old, new), REPLACES_AT)
+    # One scoring at the lower bar (RETIRED_AT < REPLACES_AT); the higher bar is the score.
+    flagged_low, score = is_conflict(pair, (old, new), RETIRED_AT)
     if kind_of(old, new, pair) != "supersedes" or not _same_subject(earlier, later):
         return None
     # Change wording alone is not enough: "the timeout is 15 s now" does not replace
@@ -169,9 +170,10 @@ def _replacement(
     # the earlier one says — or retire something it relies on ("moved off pdm",
     # "`tcp_nodelay` is gone"), which the scorer, fitted before that reading, weighs
     # too little.
+    flagged = flagged_low and score >= REPLACES_AT
     clashes = flagged and any(pair.get(name, 0.0) > 0 for name in CLASH)
-    retired = sorted(retired_names(old, new)) if score >= RETIRED_AT else []
-    if not clashes and not (retired and is_conflict(pair, (old, new), RETIRED_AT)[0]):
+    retired = sorted(retired_names(old, new)) if flagged_low else []
+    if not clashes and not retired:
         return None
     evidence: dict[str, object] = {
         "scorer": round(score, 3),
