@@ -389,6 +389,14 @@ class SqliteStore:
     def read_only(self) -> bool:
         return bool(getattr(self.database, "read_only", False))
 
+    def _bind_models(self) -> None:
+        """Point the models at this store's database. They are bound to one proxy, which
+        the last store opened in the process took: without this, a second store (a demo
+        folder, a benchmark comparing folders) would make the first read and write the
+        second's tables."""
+        if database_proxy.obj is not self.database:
+            database_proxy.initialize(self.database)
+
     @contextmanager
     def writing(self) -> Iterator[None]:
         """One atomic write; SQLite failures become a StoreUnavailable naming the file.
@@ -402,6 +410,7 @@ class SqliteStore:
             raise disk_full_message(self.path)
         if self.read_only:
             raise read_only_message(self.path, self.write_action)
+        self._bind_models()
         try:
             with self._write_transaction():
                 yield
@@ -460,6 +469,7 @@ class SqliteStore:
 
     @contextmanager
     def _reading(self) -> Iterator[None]:
+        self._bind_models()
         try:
             yield
         except (pw.DatabaseError, sqlite3.DatabaseError) as error:  # locked, corrupt

@@ -616,3 +616,21 @@ def test_enums_come_back_as_enums(store: MemoryStore) -> None:
     memory = store.get(store.add(full_memory()).id)
     assert isinstance(memory.type, MemoryType) and isinstance(memory.tier, Tier)
     assert isinstance(memory.source, Source) and isinstance(memory.scope, Scope)
+
+
+# --- two stores in one process ------------------------------------------------------------
+
+
+def test_two_stores_in_one_process_each_read_and_write_their_own_file(tmp_path: Path) -> None:
+    first = MemoryStore(tmp_path / "one" / "engram.sqlite3")
+    first.add(make_memory("Only in the first folder.", id="first-1"))
+    second = MemoryStore(tmp_path / "two" / "engram.sqlite3")  # the models' proxy moves here
+    second.add(make_memory("Only in the second folder.", id="second-1"))
+
+    assert first.get("first-1").content == "Only in the first folder."
+    assert set(first.get_many(["first-1", "second-1"])) == {"first-1"}
+    first.add(make_memory("Added after the second store opened.", id="first-2"))
+    assert {m.id for m in first.query(MemoryFilter())} == {"first-1", "first-2"}
+    assert [m.id for m in second.query(MemoryFilter())] == ["second-1"]
+    with pytest.raises(NotFoundError):
+        second.get("first-2")
