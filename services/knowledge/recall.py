@@ -111,11 +111,26 @@ def _weight(word: str) -> float:
     return 3.0 if any(c.isdigit() for c in word) else 1.0
 
 
+_INFLECTION = re.compile(r"(?:ing|ed|es|s)$")
+_DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")
+
+
+def _base(word: str) -> str:
+    """A word without an inflection: pinned, pins → pin; fixed, fixes → fix."""
+    stripped = _INFLECTION.sub("", word)
+    if len(stripped) < 3:
+        return word
+    return _DOUBLED.sub(r"\1", stripped)
+
+
 def _same(a: str, b: str) -> bool:
+    """The same word, or forms of one (`pin`/`pinned`, `quote`/`quoting`)."""
     if a == b:
         return True
     if any(c.isdigit() for c in a + b):
         return False
+    if _base(a) == _base(b):
+        return True
     short, long_ = sorted((a, b), key=len)
     return len(short) >= 4 and long_.startswith(short[: max(4, len(short) - 1)])
 

@@ -81,3 +81,31 @@ def test_nothing_found() -> None:
     search, load = setup()
     answer = recall("When did it break?", search, load, AS_OF)
     assert answer.temporal_question and answer.date is None and answer.sources == []
+
+
+def test_short_words_meet_their_inflected_forms() -> None:
+    """'pin' in the question is the 'pin' of 'pinned' in the note (and 'fix' of 'fixed'):
+    a three-letter word used to count only when written the same way."""
+    assert word_overlap("esbuild pin", "we pinned esbuild") == 1.0
+    assert word_overlap("fix made", "fixed and made it") == 1.0
+    assert word_overlap("pin", "a pine tree") == 0.0
+    assert word_overlap("use", "the user table") == 0.0
+
+
+def test_a_dated_note_about_the_event_answers_though_another_names_it_better() -> None:
+    """The note that says when ("the pin from 4 days ago") answers; the note that names
+    the event best but carries no date only offers its recording day."""
+    pinned = make_memory(
+        "fix(deps): pin esbuild to exactly 0.24.0 — 0.24.1 has a regression.",
+        id="pinned",
+        created_at="2024-12-20T12:40:00+01:00",
+    )
+    reverted = make_memory(
+        "Reverted the esbuild pin from 4 days ago: back to a caret range.",
+        id="reverted",
+        created_at="2024-12-24T12:00:00+09:00",
+    )
+    search, load = setup(pinned, reverted)
+    answer = recall("When was esbuild pinned to 0.24.0?", search, load, AS_OF)
+    assert answer.date == "2024-12-20"
+    assert answer.sources == ["reverted"]
