@@ -27,6 +27,7 @@ from services.memory import Memory
 from services.search.intent import intended_types
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
+from services.text.acronyms import spelled_out_acronyms
 from services.text.identifiers import matches_file_ref, mentions, query_identifiers
 from services.text.stacktrace import key_line
 from services.types import MemoryType
@@ -208,7 +209,9 @@ class HybridRetriever:
             log.warning("full-text index unavailable, searching by vectors only")
             flags.append("fts_unavailable")
         else:
-            for hit in self.store.lexical(key_line(query) or query, pool, project):
+            error_line = key_line(query)
+            acronyms = [] if error_line else spelled_out_acronyms(query)
+            for hit in self.store.lexical(error_line or query, pool, project, acronyms):
                 lexical[hit.memory_id] = (hit.score, hit.chunk_index)
             for identifier in identifiers:
                 phrase = identifier.rsplit("/", 1)[-1]

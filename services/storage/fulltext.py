@@ -151,14 +151,19 @@ class FullTextIndex(SqliteStore):
             kept = [t for t in kept if t in rarest]
         return kept
 
-    def lexical(self, text: str, limit: int, project: str | None = None) -> list[LexicalHit]:
+    def lexical(
+        self, text: str, limit: int, project: str | None = None, extra: Sequence[str] = ()
+    ) -> list[LexicalHit]:
         """Best BM25 hits for free text, one per memory (its best row). Very common
-        words are left out of the match: they barely move BM25 and cost the most."""
+        words are left out of the match: they barely move BM25 and cost the most.
+        `extra` words (acronyms the text spells out) join the match after that choice,
+        so a rare one cannot push the text's own words out."""
         if not self.fts_available():
             return []
         scope = f"project : {project_token(project)} AND " if project is not None else ""
         with self._reading():
             terms = self._selective_terms(fts_terms(text), scope)
+            terms += [t for t in fts_terms(" ".join(extra)) if t not in terms]
             if not terms:
                 return []
             expression = scope + "(" + " OR ".join(f'"{term}"' for term in terms) + ")"

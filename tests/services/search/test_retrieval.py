@@ -95,6 +95,16 @@ def test_hybrid_finds_by_meaning_words_and_identifier(loaded: Any) -> None:
     assert "refunds.py" in by_file.results[0].breakdown.matched_identifiers
 
 
+def test_a_question_spelling_out_an_acronym_finds_the_note_that_uses_it(engram: Any) -> None:
+    engram.service.add(
+        {"id": "msrv", "type": "constraint", "content": "MSRV is 1.78; CI checks it."}
+    )
+    engram.service.add({"id": "other", "type": "fact", "content": "Nightly builds the macros."})
+    found = engram.service.search("minimum supported rust version", kind=RetrieverKind.LEXICAL)
+    assert ids(found)[0] == "msrv"
+    assert found.results[0].breakdown.lexical == 1.0
+
+
 def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
     weights = loaded.retriever.weights
     response = loaded.service.search("WAL mode readers writer design decision", limit=10)
