@@ -197,3 +197,57 @@ def test_conflicts_are_described_with_their_units() -> None:
     assert describe_conflict({"attribute": "http client", "a": "urllib3", "b": "requests"}) == (
         "http client: urllib3 vs requests"
     )
+
+
+def _note(memory_id: str, content: str, created_at: str, title: str = "note") -> Reading:
+    return read(memory_id, title, content, created_at=created_at)
+
+
+def test_of_two_notes_that_merely_disagree_the_one_that_shows_its_source_holds() -> None:
+    shown = _note(
+        "a",
+        "Body limit default is 2 MB (`DEFAULT_LIMIT = 2_097_152`); change it with "
+        "`DefaultBodyLimit::max(n)`.",
+        "2024-07-16T10:00:00+00:00",
+    )
+    recalled = _note(
+        "b",
+        "afaik the server caps request bodies at 1 MB by default.",
+        "2025-05-06T10:00:00+00:00",
+    )
+    assert holder(shown, recalled, compare(shown, recalled)) == "a"
+
+
+def test_a_later_note_worded_as_a_change_holds_however_little_it_shows() -> None:
+    shown = _note(
+        "a",
+        "Python floor is 3.8 (`requires-python = '>=3.8'`): no `str.removeprefix`.",
+        "2024-02-06T10:00:00+00:00",
+    )
+    later = _note(
+        "b",
+        "requires-python is 3.9 on main, 3.8 support was removed.",
+        "2025-01-31T10:00:00+00:00",
+        title="requires-python bumped",
+    )
+    assert holder(shown, later, compare(shown, later)) == "b"
+
+
+def test_when_neither_shows_more_the_later_note_holds() -> None:
+    first = _note("a", "Run the unit tests before pushing.", "2025-09-09T09:00:00+00:00")
+    second = _note(
+        "b", "No need to run the unit tests before pushing.", "2025-09-09T17:00:00+00:00"
+    )
+    assert holder(first, second, compare(first, second)) == "b"
+
+
+@given(spans=st.integers(0, 6), fenced=st.booleans(), recalled=st.booleans())
+def test_evidence_counts_at_most_three_spans_a_fence_and_recall_wording(
+    spans: int, fenced: bool, recalled: bool
+) -> None:
+    from services.knowledge.cues import evidence_of
+
+    text = ("iirc " if recalled else "") + " ".join(f"`name_{i}`" for i in range(spans))
+    text += "\n```\ncode\n```" if fenced else ""
+    expected = min(spans, 3) + (1 if fenced else 0) - (2 if recalled else 0)
+    assert evidence_of(text) == expected
