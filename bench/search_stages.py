@@ -280,9 +280,6 @@ def variant(patch: Patch, engrams: list[Engram]) -> Iterator[None]:
 def searched(
     engram: Engram, queries: list[dict], scoped: bool, kind: RetrieverKind
 ) -> tuple[dict[str, list[str]], list[float]]:
-    from services.storage.database import database_proxy
-
-    database_proxy.initialize(engram.store.database)
     engram.service.retriever.clear_query_cache()
     ranked, times = {}, []
     for q in queries:

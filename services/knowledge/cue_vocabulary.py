@@ -256,3 +256,11 @@ SPOKEN_CHANGE = re.compile(
     r"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|\bmerged\b|\blanded\b",
     re.IGNORECASE,
 )
+
+# Wording of someone recalling or passing on what they heard rather than showing it
+# (the hedges of `pair_features.HEDGE` are these and a few more).
+RECALLED_PHRASES = (
+    r"\bafaik\b|\biirc\b|\bi think\b|\bi believe\b|\bpretty sure\b|\bremember\b|"
+    r"\bapparently\b|\bprobably\b|\bi guess\b|\breview(?:er)? note\b|\bsomeone said\b|"
+    r"\bwe were told\b"
+)

@@ -47,6 +47,7 @@ from services.knowledge.cue_vocabulary import (
     OLD_MARKERS,
     PLAIN_WORD_USE,
     PLAIN_WORDS,
+    RECALLED_PHRASES,
     RUNTIME,
     SECONDS,
     SIZE,
@@ -308,13 +309,7 @@ def read(
     )
 
 
-# Wording of someone recalling or passing on what they heard, not showing it.
-RECALLED = re.compile(
-    r"\bafaik\b|\biirc\b|\bi think\b|\bi believe\b|\bpretty sure\b|\bremember\b|"
-    r"\bapparently\b|\bprobably\b|\bi guess\b|\breview(?:er)? note\b|\bsomeone said\b|"
-    r"\bwe were told\b|\bif i recall\b",
-    re.IGNORECASE,
-)
+RECALLED = re.compile(RECALLED_PHRASES + r"|\bif i recall\b", re.IGNORECASE)
 
 
 def evidence_of(content: str) -> int:
@@ -476,7 +471,7 @@ EVIDENCE_MARGIN = 1  # chosen leave-one-project-out on real-dev's labelled pairs
 def holder(a: Reading, b: Reading, cues: Cues) -> str:
     """Which memory holds: the one that explicitly replaces the other's value; else,
     when the later is worded as a change, the later; else (two notes that merely
-    disagree) the one that shows clearly more evidence (`evidence_of`, two apart), and
+    disagree) the one that shows more evidence (`evidence_of`, by EVIDENCE_MARGIN), and
     the later one when neither does."""
     if cues.replaces:
         return cues.replaces

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from services.knowledge.cue_vocabulary import SPOKEN_CHANGE
+from services.knowledge.cue_vocabulary import RECALLED_PHRASES, SPOKEN_CHANGE
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.memory import Memory, parse_time
 from services.text.words import STOPWORDS, code_spans, without_code, without_fences
@@ -29,9 +29,7 @@ from services.text.words import sentences as split_sentences
 CHANGE = SPOKEN_CHANGE
 # Wording of someone unsure or passing on what they heard.
 HEDGE = re.compile(
-    r"\bfyi\b|\bafaik\b|\biirc\b|\bi think\b|\bi believe\b|\bpretty sure\b|\bremember\b|"
-    r"\bapparently\b|\bprobably\b|\bseems?\b|\bi guess\b|\bheads-up\b|\bheads up\b|"
-    r"\breview(?:er)? note\b|\breview:|\bsomeone said\b|\bwe were told\b|\bby default\b",
+    RECALLED_PHRASES + r"|\bfyi\b|\bseems?\b|\bheads-up\b|\bheads up\b|\breview:|\bby default\b",
     re.IGNORECASE,
 )
 NEGATION = re.compile(
