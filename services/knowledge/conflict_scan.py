@@ -27,7 +27,7 @@ from services.knowledge.conflict_records import (
     queue,
     reading_of,
 )
-from services.knowledge.conflict_scorer import is_conflict
+from services.knowledge.conflict_scorer import defaults_disagree, is_conflict
 from services.knowledge.cues import (
     VAGUE_ATTRIBUTES,
     Cues,
@@ -217,10 +217,14 @@ def _text(found: Scan, memory: Memory) -> PairText:
 def _scored(
     found: Scan, first: str, second: str, similarity: float, cues: Cues, weights: dict[str, float]
 ) -> tuple[bool, float]:
-    """Whether the fitted scorers flag the pair, and how likely a conflict it is."""
+    """Whether the scorers flag the pair, and its place in the run's few: how likely a
+    conflict it is, and above every likelihood when a reading of the wording flagged it
+    (a rule is no guess to be capped)."""
     a, b = found.memories[first], found.memories[second]
     texts = (_text(found, a), _text(found, b))
-    return is_conflict(features(*texts, similarity, cues, weights), texts)
+    found_features = features(*texts, similarity, cues, weights)
+    flagged, likely = is_conflict(found_features, texts)
+    return flagged, likely + float(defaults_disagree(found_features))
 
 
 def similarity_of(found: Scan, first: str, second: str) -> float | None:

@@ -16,9 +16,11 @@ from services.knowledge.pair_features import PairText, same_frame_other_subject
 from services.types import MemoryType
 
 __all__ = [
+    "DEFAULTS_CLASH_COSINE",
     "DUPLICATE_CLAIM",
     "DUPLICATE_THRESHOLD",
     "THRESHOLD",
+    "defaults_disagree",
     "duplicate_probability",
     "is_conflict",
     "kind_of",
@@ -29,6 +31,11 @@ DUPLICATE_THRESHOLD = duplicate_weights.THRESHOLD
 # From this duplicate probability a pair is not taken for a conflict (held-out on
 # real-dev: conflict precision 0.58 → 0.66 for recall 0.65 → 0.61).
 DUPLICATE_CLAIM = max(0.9, DUPLICATE_THRESHOLD)
+# Two notes this alike that say one default is different things conflict, however
+# much they read like a paraphrase (`default_claims`). On real-dev every such pair
+# from 0.5 up is a labelled conflict (9 pairs, the lowest at 0.58), none below 0.5
+# is one.
+DEFAULTS_CLASH_COSINE = 0.5
 
 Weights = Mapping[str, tuple[float, float, float]]
 
@@ -63,12 +70,21 @@ def is_conflict(
 ) -> tuple[bool, float]:
     """Whether the scorers flag the pair as a conflict, and the conflict probability.
     With the pair's texts, one that says the same of different code, or two episodes,
-    is never flagged. A caller with gates of its own may flag at a lower `threshold`."""
+    is never flagged. A caller with gates of its own may flag at a lower `threshold`.
+    Two alike notes that disagree about a default are flagged whatever the scores."""
     scored = probability(features)
     claimed = duplicate_probability(features) >= DUPLICATE_CLAIM
     if pair is not None and (same_frame_other_subject(*pair) or both_events(*pair)):
         return False, scored
-    return scored >= threshold and not claimed, scored
+    return (scored >= threshold and not claimed) or defaults_disagree(features), scored
+
+
+def defaults_disagree(features: Mapping[str, float]) -> bool:
+    """The two are alike and say one default is different things (`default_claims`)."""
+    return (
+        features.get("defaults_clash", 0.0) > 0
+        and features.get("cosine", 0.0) >= DEFAULTS_CLASH_COSINE
+    )
 
 
 def kind_of(earlier: PairText, later: PairText, features: Mapping[str, float]) -> str:

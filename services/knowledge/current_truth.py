@@ -65,6 +65,7 @@ CLASH = (  # pair features that say the later note contradicts a statement of th
     "opposites",
     "sentence_value_clash",
     "sentence_polarity_clash",
+    "defaults_clash",
 )
 
 

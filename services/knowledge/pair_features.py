@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from services.knowledge.cue_vocabulary import RECALLED_PHRASES, SPOKEN_CHANGE
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
+from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
 from services.memory import Memory, parse_time
 from services.text.words import STOPWORDS, code_spans, without_code, without_fences
 from services.text.words import sentences as split_sentences
@@ -108,6 +109,7 @@ FEATURES = (
     "cosine_x_old_value",
     "sentence_value_clash",
     "sentence_polarity_clash",
+    "defaults_clash",
 )
 
 
@@ -128,6 +130,7 @@ class PairText:
     hedge: int
     negations: int
     at: float  # seconds since the epoch
+    defaults: tuple[DefaultClaim, ...]  # what it says a default is
 
 
 def read_pair_text(memory: Memory) -> PairText:
@@ -153,6 +156,7 @@ def read_pair_text(memory: Memory) -> PairText:
         hedge=len(HEDGE.findall(plain)),
         negations=len(NEGATION.findall(plain)),
         at=parse_time(memory.valid_from or memory.created_at).timestamp(),
+        defaults=read_defaults(memory.title, content),
     )
 
 
@@ -300,6 +304,7 @@ def features(
     found["title_x_versions"] = found["title_overlap"] * versions
     found["cosine_x_old_value"] = cosine * found["old_value_named"]
     found["sentence_value_clash"], found["sentence_polarity_clash"] = _sentence_clashes(a, b)
+    found["defaults_clash"] = float(defaults_clash(a.defaults, b.defaults) is not None)
     return found
 
 

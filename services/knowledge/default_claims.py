@@ -1,0 +1,115 @@
+"""What a note says a default is, and whether two notes disagree about one default.
+
+The commonest way two people's notes contradict each other is a misremembered default:
+"`EnablePrefixMatching` is off by default" against "cobra matches unique prefixes out
+of the box"; "the body limit default is 2 MB" against "axum caps bodies at 1 MB by
+default". Neither note is worded as a change, and the pair reads much like a paraphrase,
+so the fitted scorers see two similar notes (the duplicate scorer often claims them).
+
+A clause that states a default ("by default", "defaults to", "the default … is", "out
+of the box", "unless you opt in") is read into a `DefaultClaim`: whether it says the
+thing is on or off, the attribute values it gives (durations, sizes, counts… as the cues
+read them) and the literal values it quotes (`true`, `'auto'`). Two claims about the
+same subject (a subject word in common) disagree when they give one attribute other
+values, quote other literals, or one says on and the other off. These are readings of
+wording, never of particular notes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from services.knowledge.cues import sentence_statements
+from services.text.words import STOPWORDS, without_fences
+
+_STATES_DEFAULT = re.compile(
+    r"\bby default\b|\bdefaults? (?:is|are|was|to|=|of)\b|\bdefault:|\bout of the box\b|"
+    r"\bunless you (?:opt|ask|pass|set|turn)|\bopt[- ]in\b|\bopt[- ]out\b|"
+    r"\bdefault (?:\w+ ){0,4}(?:is|are)\b",
+    re.IGNORECASE,
+)
+# A default claim that says the thing does not happen unless asked for.
+_OFF = re.compile(
+    r"\b(?:off|disabled|false|not|never|no|none|nothing|doesn'?t|don'?t|isn'?t|aren'?t|"
+    r"won'?t|opt[- ]in|only if|only when)\b|"
+    r"\bunless (?:you |it'?s |asked|told|enabled|explicitly)(?!\s*opt[- ]?out)",
+    re.IGNORECASE,
+)
+# "… unless you opt out" says it happens by default, whatever negation precedes it.
+_ON_ANYWAY = re.compile(r"\bunless you opt[- ]?out\b|\bopt[- ]out\b", re.IGNORECASE)
+_LITERAL = re.compile(r"'([^'\s]{1,20})'|\"([^\"\s]{1,20})\"|\b(true|false|none|null)\b", re.I)
+# Where one claim ends: sentence ends, dashes, brackets, and a contrast.
+_CLAUSE_END = re.compile(r"(?<=[.!?;:])\s+|\s+[-—–]+\s+|\s*\(|\)\s*|\s+but\s+")
+_WORD = re.compile(r"[a-z][a-z0-9_]{3,}")
+_FRAME = frozenset({"default", "defaults", "box", "opt", "unless"})
+
+
+@dataclass(frozen=True)
+class DefaultClaim:
+    """One clause of a note that states a default."""
+
+    on: bool  # the thing happens unless turned off
+    values: frozenset[tuple[str, str]]  # (attribute, value) as the cues read them
+    literals: frozenset[str]  # quoted literal values, lower case
+    subject: frozenset[str]  # the clause's content words, crudely stemmed
+
+
+def read_defaults(title: str, content: str) -> tuple[DefaultClaim, ...]:
+    """The default claims of a note (its title and content, fenced code left out)."""
+    text = " ".join(without_fences(f"{title}. {content}").split())
+    claims = []
+    for clause in _CLAUSE_END.split(text):
+        if not clause or not _STATES_DEFAULT.search(clause):
+            continue
+        lower = clause.lower()
+        literals = {next(g for g in m.groups() if g).lower() for m in _LITERAL.finditer(clause)}
+        claims.append(
+            DefaultClaim(
+                on=bool(_ON_ANYWAY.search(lower)) or not _OFF.search(lower),
+                values=frozenset((s.attribute, s.value) for s in sentence_statements(lower)),
+                literals=frozenset(literals),
+                subject=frozenset(
+                    _stem(w)
+                    for w in _WORD.findall(lower.replace("`", " "))
+                    if w not in STOPWORDS and w not in _FRAME
+                ),
+            )
+        )
+    return tuple(claims)
+
+
+def defaults_clash(first: tuple[DefaultClaim, ...], second: tuple[DefaultClaim, ...]) -> str | None:
+    """How two notes' default claims about one subject disagree ("size limit: 2 vs 1",
+    "on vs off", "'auto' vs true"), or None when they do not."""
+    for a in first:
+        for b in second:
+            if not a.subject & b.subject:
+                continue
+            for attribute in sorted({n for n, _ in a.values} & {n for n, _ in b.values}):
+                ours = {v for n, v in a.values if n == attribute}
+                theirs = {v for n, v in b.values if n == attribute}
+                if not ours & theirs:
+                    return f"default {attribute}: {_listed(ours)} vs {_listed(theirs)}"
+            if a.literals and b.literals and not a.literals & b.literals:
+                return f"default: {_listed(a.literals)} vs {_listed(b.literals)}"
+            if a.on != b.on:
+                return f"default: {_state(a.on)} vs {_state(b.on)}"
+    return None
+
+
+def _listed(values: set[str] | frozenset[str]) -> str:
+    return ", ".join(sorted(values))
+
+
+def _state(on: bool) -> str:
+    return "on" if on else "off"
+
+
+def _stem(word: str) -> str:
+    if word.endswith("ies") and len(word) > 5:
+        return word[:-3] + "y"
+    for suffix in ("es", "s", "ed", "ing"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word

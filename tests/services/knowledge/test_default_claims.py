@@ -1,0 +1,102 @@
+"""Two notes that disagree about a default: the claims read from wording, the clash, and
+the scorer flagging such a pair even when it reads like a paraphrase."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.knowledge.conflict_scorer import is_conflict
+from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
+from services.knowledge.pair_features import PairText, features, read_pair_text
+from tests.services.builders import make_memory
+
+
+def claims(text: str) -> tuple[DefaultClaim, ...]:
+    return read_defaults("note", text)
+
+
+def test_a_note_without_default_wording_states_no_default() -> None:
+    assert claims("Retries are capped at three; the backoff doubles each time.") == ()
+
+
+def test_off_and_on_are_read_from_how_the_default_is_worded() -> None:
+    (off,) = claims("Strict mode is off by default.")
+    (on,) = claims("The parser runs in strict mode out of the box.")
+    (opt_in,) = claims("Caching is opt-in.")
+    (opt_out,) = claims("Telemetry is sent unless you opt out.")
+    assert not off.on and on.on and not opt_in.on and opt_out.on
+
+
+def test_values_are_read_in_their_units() -> None:
+    (first,) = claims("The upload limit default is 2 MB.")
+    (second,) = claims("Uploads are capped at 2048 KB by default.")
+    assert defaults_clash((first,), (second,)) is None  # the same size in other units
+
+
+def test_another_value_of_one_default_clashes() -> None:
+    first = claims("The upload limit default is 2 MB.")
+    second = claims("Uploads over 1 MB are refused by default, the limit is per request.")
+    assert defaults_clash(first, second) == "default size limit: 2 vs 1"
+
+
+def test_on_against_off_about_one_subject_clashes() -> None:
+    first = claims("Prefix matching of subcommands is off by default; turn it on with care.")
+    second = claims("Users can type a prefix of a subcommand: matching works out of the box.")
+    assert defaults_clash(first, second) == "default: off vs on"
+
+
+def test_other_quoted_literals_clash() -> None:
+    first = claims("`json.stringify` defaults to 'auto' in the new major.")
+    second = claims("json.stringify is `true` by default, every import gets parsed.")
+    assert defaults_clash(first, second) == "default: auto vs true"
+
+
+def test_defaults_of_different_subjects_do_not_clash() -> None:
+    first = claims("Redirects are off by default.")
+    second = claims("Connection pooling works out of the box.")
+    assert defaults_clash(first, second) is None
+
+
+def test_two_notes_stating_the_same_default_do_not_clash() -> None:
+    first = claims("Redirects are not followed by default.")
+    second = claims("Following redirects is opt-in: pass follow_redirects.")
+    assert defaults_clash(first, second) is None
+
+
+def test_code_in_fences_states_no_default() -> None:
+    assert claims("```\n# off by default\nstrict = False\n```\nSee the config module.") == ()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(max_size=400), st.text(max_size=400))
+def test_any_text_is_read_and_the_clash_is_symmetric(first: str, second: str) -> None:
+    a, b = read_defaults("t", first), read_defaults("t", second)
+    assert (defaults_clash(a, b) is None) == (defaults_clash(b, a) is None)
+
+
+def _pair(first: str, second: str) -> tuple[PairText, PairText]:
+    a = make_memory(first, title="body size", created_at="2025-01-01T10:00:00+00:00")
+    b = make_memory(second, title="body size", created_at="2025-05-01T10:00:00+00:00")
+    return read_pair_text(a), read_pair_text(b)
+
+
+def test_the_scorer_flags_a_misremembered_default_it_would_take_for_a_paraphrase() -> None:
+    texts = _pair(
+        "The request body limit is 2 MB by default; raise it per route with the limit layer.",
+        "Request bodies are limited to 1 MB by default; raise it per route with the limit layer.",
+    )
+    flagged, _ = is_conflict(features(*texts, cosine=0.9), texts)
+    assert flagged
+    same = _pair(
+        "The request body limit is 2 MB by default; raise it per route with the limit layer.",
+        "Request bodies are limited to 2 MB by default; raise it per route with the limit layer.",
+    )
+    assert features(*same, cosine=0.9)["defaults_clash"] == 0.0
+
+
+def test_a_clash_between_unlike_notes_is_left_to_the_scorers() -> None:
+    texts = _pair("Caching is off by default in the client.", "The client caches out of the box.")
+    assert features(*texts, cosine=0.3)["defaults_clash"] == 1.0
+    flagged, _ = is_conflict(features(*texts, cosine=0.3), texts)
+    assert not flagged
