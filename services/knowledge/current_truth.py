@@ -66,6 +66,7 @@ CLASH = (  # pair features that say the later note contradicts a statement of th
     "sentence_value_clash",
     "sentence_polarity_clash",
     "defaults_clash",
+    "polarity_clash",
 )
 
 

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.knowledge.claim_polarity import Polarity, clashing_terms, read_polarity
 from services.knowledge.cue_vocabulary import RECALLED_PHRASES, SPOKEN_CHANGE
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
@@ -110,6 +111,7 @@ FEATURES = (
     "sentence_value_clash",
     "sentence_polarity_clash",
     "defaults_clash",
+    "polarity_clash",
 )
 
 
@@ -131,6 +133,7 @@ class PairText:
     negations: int
     at: float  # seconds since the epoch
     defaults: tuple[DefaultClaim, ...]  # what it says a default is
+    polarity: Polarity  # which terms it says plainly, which only negated
 
 
 def read_pair_text(memory: Memory) -> PairText:
@@ -157,6 +160,7 @@ def read_pair_text(memory: Memory) -> PairText:
         negations=len(NEGATION.findall(plain)),
         at=parse_time(memory.valid_from or memory.created_at).timestamp(),
         defaults=read_defaults(memory.title, content),
+        polarity=read_polarity(memory.title, content),
     )
 
 
@@ -305,6 +309,7 @@ def features(
     found["cosine_x_old_value"] = cosine * found["old_value_named"]
     found["sentence_value_clash"], found["sentence_polarity_clash"] = _sentence_clashes(a, b)
     found["defaults_clash"] = float(defaults_clash(a.defaults, b.defaults) is not None)
+    found["polarity_clash"] = float(min(len(clashing_terms(a.polarity, b.polarity)), 3))
     return found
 
 

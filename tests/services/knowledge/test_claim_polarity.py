@@ -1,0 +1,56 @@
+"""Terms a note says plainly or only negated, and the clash of two notes that say
+opposite things of one subject."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.knowledge.claim_polarity import clashing_terms, read_polarity
+from services.knowledge.pair_features import features, read_pair_text
+from tests.services.builders import make_memory
+
+
+def test_terms_of_a_negated_clause_are_negated_and_the_rest_affirmed() -> None:
+    read = read_polarity("caching", "The client never caches redirects, but it caches lookups.")
+    assert "redirect" in read.negated
+    assert "lookup" in read.affirmed
+    assert "cach" not in read.negated | read.affirmed  # said both ways: no polarity
+
+
+def test_a_term_one_note_negates_and_the_other_affirms_clashes() -> None:
+    before = read_polarity("plugins", "Single-binary builds never get the `plugins` folder.")
+    after = read_polarity("plugins", "Single-binary builds now get the `plugins` folder too.")
+    assert {"build", "folder"} <= clashing_terms(before, after)
+    assert "never" not in before.negated  # the negation itself is no term
+
+
+def test_two_notes_that_agree_do_not_clash() -> None:
+    one = read_polarity("tests", "Don't run the slow suite locally; CI runs it.")
+    two = read_polarity("tests", "There is no need to run the slow suite locally, CI does.")
+    assert not clashing_terms(one, two)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(max_size=300), st.text(max_size=300))
+def test_any_text_is_read_and_the_clash_is_symmetric(first: str, second: str) -> None:
+    a, b = read_polarity("t", first), read_polarity("t", second)
+    assert not a.negated & a.affirmed
+    assert clashing_terms(a, b) == clashing_terms(b, a)
+
+
+def test_the_pair_feature_counts_clashing_terms() -> None:
+    earlier = make_memory(
+        "Single-binary builds never get the `plugins` folder.",
+        title="plugins",
+        created_at="2024-01-01T10:00:00+00:00",
+    )
+    later = make_memory(
+        "Single-binary builds now get the `plugins` folder too.",
+        title="plugins",
+        created_at="2025-01-01T10:00:00+00:00",
+    )
+    found = features(read_pair_text(earlier), read_pair_text(later), cosine=0.8)
+    assert found["polarity_clash"] >= 1
+    same = features(read_pair_text(earlier), read_pair_text(earlier), cosine=1.0)
+    assert same["polarity_clash"] == 0
