@@ -60,12 +60,9 @@ OPPOSITES = (
     ("public", "private"),
     ("exported", "not exported"),
     ("before", "after"),
-    ("local", "ci"),
-    ("os", "certifi"),
     ("validates", "skips"),
     ("validated", "not validated"),
     ("fine", "not fine"),
-    ("bare", "prefixed"),
 )
 _OPPOSITE_PATTERNS = tuple(
     (
