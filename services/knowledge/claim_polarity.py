@@ -3,10 +3,11 @@ notes that claim opposite things of one subject can be told apart from two that 
 "single-command tools never get a `completion` command" against "single-command
 programs now get the `completion` command too".
 
-A note is read clause by clause. Each term (a code name, or a content word reduced to a
-crude stem so "validate", "validated" and "validation" meet) is either said in a clause
-with a negation ("doesn't", "no need to", "never", "without") or in a plain one. A term
-the two notes share that one only negates and the other only affirms is a clash.
+A note is read clause by clause. Each term (a code name, or a content word reduced to
+the keyword search's stem, so "validate", "validated" and "validates" meet) is said
+either in a clause with a negation ("doesn't", "no need to", "never", "without") or in a
+plain one. A term the two notes share that one only negates and the other only affirms
+is a clash.
 
 The reading is crude and alone proves nothing (a paraphrase may say "don't use X" where
 the first said "X is ignored"); it is one piece of evidence that a pair already judged a
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from services.storage.query_terms import stem
 from services.text.words import STOPWORDS, code_spans, without_fences
 
 # Clause ends: sentence ends, and the joints people put between two claims.
@@ -28,7 +30,6 @@ _NEGATED = re.compile(
     re.IGNORECASE,
 )
 _TERM = re.compile(r"[a-z][a-z0-9_]{3,}")
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ed", "es", "s", "e")
 # Words that say how a claim is made, not what it is about.
 _FRAME_WORDS = frozenset(
     {
@@ -60,7 +61,7 @@ def read_polarity(title: str, content: str) -> Polarity:
         terms = {name for name in names if name in clause}
         for word in _TERM.findall(clause.replace("`", " ")):
             if word not in STOPWORDS and word not in _FRAME_WORDS and not _NEGATED.match(word):
-                terms.add(_stem(word))
+                terms.add(stem(word))
         (negated if _NEGATED.search(clause) else affirmed).update(terms)
     return Polarity(negated=frozenset(negated - affirmed), affirmed=frozenset(affirmed - negated))
 
@@ -68,10 +69,3 @@ def read_polarity(title: str, content: str) -> Polarity:
 def clashing_terms(a: Polarity, b: Polarity) -> frozenset[str]:
     """The terms one note only negates and the other only affirms."""
     return (a.negated & b.affirmed) | (a.affirmed & b.negated)
-
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from services.knowledge.cues import sentence_statements
+from services.storage.query_terms import stem
 from services.text.words import STOPWORDS, without_fences
 
 _STATES_DEFAULT = re.compile(
@@ -52,7 +53,7 @@ class DefaultClaim:
     on: bool  # the thing happens unless turned off
     values: frozenset[tuple[str, str]]  # (attribute, value) as the cues read them
     literals: frozenset[str]  # quoted literal values, lower case
-    subject: frozenset[str]  # the clause's content words, crudely stemmed
+    subject: frozenset[str]  # the clause's content words, stemmed as the keyword search stems
 
 
 def read_defaults(title: str, content: str) -> tuple[DefaultClaim, ...]:
@@ -70,7 +71,7 @@ def read_defaults(title: str, content: str) -> tuple[DefaultClaim, ...]:
                 values=frozenset((s.attribute, s.value) for s in sentence_statements(lower)),
                 literals=frozenset(literals),
                 subject=frozenset(
-                    _stem(w)
+                    stem(w)
                     for w in _WORD.findall(lower.replace("`", " "))
                     if w not in STOPWORDS and w not in _FRAME
                 ),
@@ -104,12 +105,3 @@ def _listed(values: set[str] | frozenset[str]) -> str:
 
 def _state(on: bool) -> str:
     return "on" if on else "off"
-
-
-def _stem(word: str) -> str:
-    if word.endswith("ies") and len(word) > 5:
-        return word[:-3] + "y"
-    for suffix in ("es", "s", "ed", "ing"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
