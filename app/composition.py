@@ -111,6 +111,7 @@ def retrieval_weights(settings: Settings) -> Weights:
         settings.get_float("retrieval.weight_lexical"),
         settings.get_float("retrieval.weight_identifier"),
         settings.get_float("retrieval.weight_intent"),
+        settings.get_float("retrieval.weight_project"),
     )
 
 

@@ -228,6 +228,14 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=1.0,
     ),
     Setting(
+        "retrieval.weight_project",
+        float,
+        0.2,
+        'Weight ε of the project a search over every project names ("pydantic release")',
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
         "retrieval.candidates",
         int,
         30,

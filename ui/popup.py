@@ -108,6 +108,8 @@ def why_matched(result: Any) -> str:
         parts.append("names: " + ", ".join(breakdown.matched_identifiers[:3]))
     if breakdown.intent > 0:
         parts.append("type asked for")
+    if breakdown.named_project > 0:
+        parts.append("project named")
     return " · ".join(parts) or "related"
 
 

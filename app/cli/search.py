@@ -49,6 +49,7 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
             "lexical": round(breakdown.lexical, 6),
             "identifier": round(breakdown.identifier, 6),
             "intent": round(breakdown.intent, 6),
+            "named_project": round(breakdown.named_project, 6),
             "matched_identifiers": list(breakdown.matched_identifiers),
             "sources": list(breakdown.sources),
             "best_chunk": breakdown.best_chunk,

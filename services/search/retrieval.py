@@ -1,8 +1,10 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
-score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent
+score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent + ε·named_project
 (the `retrieval.weight_*` settings), where type_intent is 1 when the query's wording asks
-for the memory's type ("design decisions behind …", see `intent`).
+for the memory's type ("design decisions behind …", see `intent`), and named_project is 1
+when a search over every project names the memory's project ("how do I cut a pydantic
+release").
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
 memory, and returned with their score breakdown. When the embedder is down the search
@@ -13,6 +15,7 @@ flagged in the search metrics.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import OrderedDict, defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +24,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from services.errors import EmbedderUnavailable, VectorStoreUnavailable
+from services.errors import EmbedderUnavailable, EngramError, VectorStoreUnavailable
 from services.filters import MemoryFilter
 from services.memory import Memory
 from services.search.intent import intended_types
@@ -45,12 +48,13 @@ class RetrieverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    """α, β, γ, δ of the score (their defaults are in the settings schema)."""
+    """α, β, γ, δ, ε of the score (their defaults are in the settings schema)."""
 
     dense: float
     lexical: float
     identifier: float
     intent: float
+    project: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class ScoreBreakdown:
     matched_identifiers: tuple[str, ...] = ()
     best_chunk: int = -1
     sources: tuple[str, ...] = ()
+    named_project: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,8 @@ MAX_QUERY_IDENTIFIERS = 8
 QUERY_VECTOR_CACHE = 256
 IDENTIFIER_CANDIDATES = 20
 MAX_QUERY_EMBED_CHARS = 160
+MAX_PROJECT_WORDS = 32
+_NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]")
 
 
 def focused_query(query: str) -> str:
@@ -247,7 +254,8 @@ class HybridRetriever:
         memories = self.store.filter_ids(found.ids(), flt)
         if kind is RetrieverKind.HYBRID and found.query_vector is not None:
             self._fill_dense(found.query_vector, memories, found.dense)
-        results = self._ranked(query, identifiers, memories, found, kind)[:limit]
+        named = self._named_projects(query, flt, kind)
+        results = self._ranked(query, identifiers, memories, found, kind, named)[:limit]
         metrics.merge_ms = _ms(stage)
         metrics.total_ms = _ms(started)
         metrics.result_count = len(results)
@@ -299,6 +307,20 @@ class HybridRetriever:
             flags.append("fallback_lexical")
         return found
 
+    def _named_projects(self, query: str, flt: MemoryFilter, kind: RetrieverKind) -> frozenset[str]:
+        """The projects a search over every project names in its words ("pydantic",
+        "vite's", `httpx/_main.py`); a scoped search, or a weight of 0, names none."""
+        if flt.project is not None or kind is not RetrieverKind.HYBRID or not self.weights.project:
+            return frozenset()
+        words = [word for word in dict.fromkeys(_NAME_WORD.findall(query)) if len(word) >= 3]
+        words = words[:MAX_PROJECT_WORDS]
+        candidates = words + [form(word) for word in words for form in (str.lower, str.capitalize)]
+        try:
+            return frozenset(self.store.projects_among(candidates))
+        except EngramError as error:  # a prior, not a reason to fail the search
+            log.warning("could not look up projects named in the query: %s", error)
+            return frozenset()
+
     def _ranked(
         self,
         query: str,
@@ -306,12 +328,13 @@ class HybridRetriever:
         memories: dict[str, Memory],
         found: _Candidates,
         kind: RetrieverKind,
+        named: frozenset[str] = frozenset(),
     ) -> list[SearchResult]:
         """Every memory scored on every component, best first."""
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
         best_lexical = max((score for score, _ in found.lexical.values()), default=0.0)
         results = [
-            self._scored(memory, found, identifiers, wanted_types, best_lexical, kind)
+            self._scored(memory, found, identifiers, wanted_types, best_lexical, kind, named)
             for memory in memories.values()
         ]
         results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
@@ -325,6 +348,7 @@ class HybridRetriever:
         wanted_types: frozenset[MemoryType],
         best_lexical: float,
         kind: RetrieverKind,
+        named: frozenset[str] = frozenset(),
     ) -> SearchResult:
         """One memory's score and its breakdown."""
         dense_score, dense_chunk = found.dense.get(memory.id, (0.0, -1))
@@ -333,6 +357,7 @@ class HybridRetriever:
         matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
         identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
         intent_score = 1.0 if memory.type in wanted_types else 0.0
+        project_score = 1.0 if memory.project is not None and memory.project in named else 0.0
         if kind is RetrieverKind.DENSE:
             total = dense_score
         elif kind is RetrieverKind.LEXICAL:
@@ -342,6 +367,7 @@ class HybridRetriever:
                 self.weights.lexical * lexical_score
                 + self.weights.identifier * identifier_score
                 + self.weights.intent * intent_score
+                + self.weights.project * project_score
             )
             if found.query_vector is not None:
                 total += self.weights.dense * dense_score
@@ -363,6 +389,7 @@ class HybridRetriever:
             matched,
             best_chunk,
             sources,
+            project_score,
         )
         return SearchResult(memory, total, breakdown)
 

@@ -118,6 +118,7 @@ def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
             + weights.lexical * b.lexical
             + weights.identifier * b.identifier
             + weights.intent * b.intent
+            + weights.project * b.named_project
         )
         assert result.score == pytest.approx(expected)
         assert b.sources and set(b.sources) <= {"dense", "lexical", "identifier"}
@@ -126,6 +127,34 @@ def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
     assert max(r.breakdown.lexical for r in response.results) == 1.0  # normalised
     scores = [r.score for r in response.results]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_a_search_over_every_project_prefers_the_project_it_names(engram: Any) -> None:
+    for project in ("shop", "ops", "Ledger"):
+        engram.service.add(
+            {
+                "id": f"release-{project.lower()}",
+                "type": "workflow",
+                "project": project,
+                "content": "Cutting a release: bump the version, tag it, push the tag.",
+            }
+        )
+    for query, named in (
+        ("how do I cut an ops release", "release-ops"),
+        ("ops's release steps", "release-ops"),
+        ("cutting a release of shop/app.py", "release-shop"),
+        ("cut a ledger release", "release-ledger"),  # "Ledger" as usually written
+    ):
+        response = engram.service.search(query)
+        top = response.results[0]
+        assert top.memory.id == named, query
+        assert top.breakdown.named_project == 1.0
+        assert all(r.breakdown.named_project == 0.0 for r in response.results[1:])
+    plain = engram.service.search("how do I cut a release")
+    assert all(r.breakdown.named_project == 0.0 for r in plain.results)
+    scoped = engram.service.search("how do I cut an ops release", MemoryFilter(project="shop"))
+    assert ids(scoped) == ["release-shop"]
+    assert scoped.results[0].breakdown.named_project == 0.0
 
 
 def test_lexical_only_candidates_get_their_dense_similarity(loaded: Any) -> None:
