@@ -47,6 +47,7 @@ import math
 import random
 import re
 import shutil
+import subprocess
 import sys
 import time
 import zipfile
@@ -60,7 +61,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from corpus import WORK, embed_all, engram, table
+from corpus import ROOT, WORK, embed_all, engram, table
 
 from app.composition import Engram, open_engram
 from services.filters import MemoryFilter
@@ -79,6 +80,14 @@ DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %
 _EVIDENCE = re.compile(r"D(:?)(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)")
 _WORD = re.compile(r"[a-z0-9]+")
+
+
+def commit() -> str:
+    """The checkout measured (`-dirty`: with uncommitted changes, maybe another's)."""
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or "?"
 
 
 def log(message: str) -> None:
@@ -492,7 +501,7 @@ def main() -> None:
         + ", ".join(f"{name} {seconds:.1f}" for name, seconds in timings.items())
         + (" (folder reused)" if "import" not in timings else "")
         + ".\n\nCommand: `python bench/conversation_recall.py --data "
-        + f"{source}`"
+        + f"{source}` at commit {commit()}."
     )
     print(body)
     if args.write_doc:
