@@ -29,7 +29,7 @@ averaged over questions. Three retrievers on the same vectors:
 The same questions are also run unscoped (all 10 conversations' turns searched at once).
 
     python bench/conversation_recall.py [--data PATH] [--examples 15] [--reuse]
-    python bench/conversation_recall.py --write-doc   # only the Markdown section
+    python bench/conversation_recall.py --write-doc   # and write docs/benchmarks.md
 
 --data takes locomo10.json (a list of {sample_id, conversation, qa}), a zip holding it or
 the per-conversation files (locomo10_v2/26.json ...: speaker_a, session_N, qa at the top
@@ -61,7 +61,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from corpus import ROOT, WORK, embed_all, engram, table
+from corpus import ROOT, WORK, embed_all, engram, table, update_doc
 
 from app.composition import Engram, open_engram
 from services.filters import MemoryFilter
@@ -426,7 +426,11 @@ def main() -> None:
         "--reuse", action="store_true", help="keep an imported folder of the same data"
     )
     parser.add_argument("--no-unscoped", action="store_true", help="skip the unscoped run")
-    parser.add_argument("--write-doc", action="store_true", help="print only the Markdown section")
+    parser.add_argument(
+        "--write-doc",
+        action="store_true",
+        help="write the section of docs/benchmarks.md (and skip the missed examples)",
+    )
     args = parser.parse_args()
     began = time.perf_counter()
     timings: dict[str, float] = {}
@@ -500,11 +504,11 @@ def main() -> None:
         + "Time (s): "
         + ", ".join(f"{name} {seconds:.1f}" for name, seconds in timings.items())
         + (" (folder reused)" if "import" not in timings else "")
-        + ".\n\nCommand: `python bench/conversation_recall.py --data "
-        + f"{source}` at commit {commit()}."
     )
-    print(body)
+    command = f"python bench/conversation_recall.py --data {source}"
+    print(body + f"\n\nCommand: `{command}` at commit {commit()}.")
     if args.write_doc:
+        update_doc("conversation_recall", body, command + " --write-doc")
         return
 
     missed = [i for i, q in enumerate(questions) if not set(q.evidence) & set(ranked["engram"][i])]

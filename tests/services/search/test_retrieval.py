@@ -157,6 +157,32 @@ def test_a_search_over_every_project_prefers_the_project_it_names(engram: Any) -
     assert scoped.results[0].breakdown.named_project == 0.0
 
 
+def test_a_plain_question_discounts_keyword_coincidences_a_code_name_does_not(
+    engram: Any,
+) -> None:
+    from services.search.retrieval import PLAIN_QUESTION_MEANING_FLOOR as floor
+
+    long_note = (
+        "Quarterly planning notes: budget owners, hiring plan, office moves, vendor "
+        "contracts, travel policy, laptop refresh, onboarding buddies, and the "
+        "warm_cache job mentioned once in passing. "
+    )
+    engram.service.add({"id": "coincidence", "type": "fact", "content": long_note})
+    engram.service.add(
+        {"id": "about", "type": "fix", "content": "The cache warms at start; warm cache."}
+    )
+    plain = engram.service.search("why is the cache not warm", limit=10)
+    coincidence = next(r for r in plain.results if r.memory.id == "coincidence")
+    assert coincidence.breakdown.dense < floor
+    for result in plain.results:
+        assert result.breakdown.lexical <= result.breakdown.dense / floor + 1e-9
+    assert plain.results[0].memory.id == "about"
+    named = engram.service.search("who calls warm_cache", limit=10)
+    hit = next(r for r in named.results if r.memory.id == "coincidence")
+    assert hit.breakdown.matched_identifiers == ("warm_cache",)
+    assert hit.breakdown.lexical > hit.breakdown.dense / floor  # kept whole
+
+
 def test_lexical_only_candidates_get_their_dense_similarity(loaded: Any) -> None:
     response = loaded.service.search("mainframe", MemoryFilter(mode=RetrievalMode.DEEP))
     (result,) = [r for r in response.results if r.memory.id == "cold"]
