@@ -87,8 +87,8 @@ def _rescored(change: Callable[[retrieval.SearchResult, Any, float], float]) -> 
     normalised keyword score."""
     original = HybridRetriever._scored
 
-    def scored(self: HybridRetriever, memory, found, identifiers, wanted, best, kind):  # type: ignore[no-untyped-def]
-        result = original(self, memory, found, identifiers, wanted, best, kind)
+    def scored(self: HybridRetriever, memory, found, identifiers, wanted, best, kind, *rest):  # type: ignore[no-untyped-def]
+        result = original(self, memory, found, identifiers, wanted, best, kind, *rest)
         if kind is not RetrieverKind.HYBRID:
             return result
         lexical = change(result, found, best)
@@ -112,8 +112,8 @@ def _saturating(k: float) -> Patch:
 def _reordered(rescore: Callable[[list[retrieval.SearchResult]], list[float]]) -> Patch:
     original = HybridRetriever._ranked
 
-    def ranked(self: HybridRetriever, query, identifiers, memories, found, kind):  # type: ignore[no-untyped-def]
-        results = original(self, query, identifiers, memories, found, kind)
+    def ranked(self: HybridRetriever, query, identifiers, memories, found, kind, *rest):  # type: ignore[no-untyped-def]
+        results = original(self, query, identifiers, memories, found, kind, *rest)
         if kind is not RetrieverKind.HYBRID or not results:
             return results
         scores = rescore(results)
@@ -201,13 +201,13 @@ def _plain_words(dense: float, lexical: float) -> Patch:
     """Other weights for a query with no identifier, path or error line in it."""
     original = HybridRetriever._ranked
 
-    def ranked(self: HybridRetriever, query, identifiers, memories, found, kind):  # type: ignore[no-untyped-def]
+    def ranked(self: HybridRetriever, query, identifiers, memories, found, kind, *rest):  # type: ignore[no-untyped-def]
         if identifiers or kind is not RetrieverKind.HYBRID:
-            return original(self, query, identifiers, memories, found, kind)
+            return original(self, query, identifiers, memories, found, kind, *rest)
         shipped = self.weights
         self.weights = dataclasses.replace(shipped, dense=dense, lexical=lexical)
         try:
-            return original(self, query, identifiers, memories, found, kind)
+            return original(self, query, identifiers, memories, found, kind, *rest)
         finally:
             self.weights = shipped
 
@@ -215,6 +215,10 @@ def _plain_words(dense: float, lexical: float) -> Patch:
         _set(stack, HybridRetriever, "_ranked", ranked)
 
     return apply
+
+
+def _no_meaning_floor(stack: ExitStack, engrams: list[Engram]) -> None:
+    _set(stack, retrieval, "PLAIN_QUESTION_MEANING_FLOOR", 0.0)
 
 
 def _nothing(stack: ExitStack, engrams: list[Engram]) -> None:
@@ -232,6 +236,16 @@ VARIANTS: dict[str, tuple[str, Patch, RetrieverKind]] = {
         RetrieverKind.HYBRID,
     ),
     "no-intent": ("no type-intent prior (δ = 0)", _weights(intent=0.0), RetrieverKind.HYBRID),
+    "no-named-project": (
+        "no named-project prior (ε = 0)",
+        _weights(project=0.0),
+        RetrieverKind.HYBRID,
+    ),
+    "no-meaning-floor": (
+        "plain questions keep keyword scores whole (no meaning floor)",
+        _no_meaning_floor,
+        RetrieverKind.HYBRID,
+    ),
     "no-current-truth": ("no current-truth ordering", _no_hooks, RetrieverKind.HYBRID),
     "no-pruning": ("keyword stage matches every word", _no_pruning, RetrieverKind.HYBRID),
     "candidates-60": ("60 candidates per stage (30)", _candidates(60), RetrieverKind.HYBRID),

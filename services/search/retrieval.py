@@ -360,8 +360,10 @@ class HybridRetriever:
         dense_score, dense_chunk = found.dense.get(memory.id, (0.0, -1))
         raw_lexical, lexical_chunk = found.lexical.get(memory.id, (0.0, -1))
         lexical_score = raw_lexical / best_lexical if best_lexical > 0 else 0.0
-        if kind is RetrieverKind.HYBRID and not identifiers and found.query_vector is not None:
-            lexical_score *= min(1.0, dense_score / PLAIN_QUESTION_MEANING_FLOOR)
+        floor = PLAIN_QUESTION_MEANING_FLOOR
+        plain_question = kind is RetrieverKind.HYBRID and not identifiers
+        if plain_question and floor > 0 and found.query_vector is not None:
+            lexical_score *= min(1.0, dense_score / floor)
         matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
         identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
         intent_score = 1.0 if memory.type in wanted_types else 0.0
