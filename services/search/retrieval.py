@@ -93,7 +93,8 @@ MAX_PROJECT_WORDS = 32
 # meaning is far from it has met a coincidence ("server", "host", "keys"): its keyword
 # score counts in proportion to the meaning, in full from this cosine up. Chosen
 # project-held-out on real-dev (every fold picked 0.3 or 0.35; mean MRR of scoped and
-# unscoped 0.906 -> 0.910); queries naming code keep their keyword score whole.
+# unscoped 0.906 -> 0.910); queries naming code keep their keyword score whole, and so
+# does a memory whose vector is still being written (there is no meaning to judge by).
 PLAIN_QUESTION_MEANING_FLOOR = 0.3
 _NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]")
 
@@ -362,7 +363,7 @@ class HybridRetriever:
         lexical_score = raw_lexical / best_lexical if best_lexical > 0 else 0.0
         floor = PLAIN_QUESTION_MEANING_FLOOR
         plain_question = kind is RetrieverKind.HYBRID and not identifiers
-        if plain_question and floor > 0 and found.query_vector is not None:
+        if plain_question and floor > 0 and memory.id in found.dense:  # a vector to judge by
             lexical_score *= min(1.0, dense_score / floor)
         matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
         identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
