@@ -290,6 +290,8 @@ def test_broken_embedder_falls_back_to_lexical_and_catches_up_later(data_dir: Pa
 
     fixed = open_engram(data_dir, embedder=HashEmbedder())
     try:
+        waiting = fixed.service.search("quokkas shade")  # no vector yet to judge it by
+        assert ids(waiting) == [memory.id] and waiting.results[0].breakdown.lexical == 1.0
         assert fixed.indexer.process_pending() == 1
         assert fixed.store.pending_count("test-hash") == 0
         response = fixed.service.search("quokkas afternoon", kind=RetrieverKind.DENSE)
