@@ -22,6 +22,13 @@ _SNAKE = re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
 _SCREAMING = re.compile(r"[A-Z][A-Z0-9]{2,}")
 _MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")  # SSLContext, getURL
+# "… — nothing to do with Vite's `server.proxy`": the rest of the clause names what the
+# note is *not* about.
+_DISCLAIMED = re.compile(
+    r"\b(?:(?:has|had|have|is|are)\s+)?(?:nothing to do with|unrelated to|not related to|"
+    r"not to be confused with|no bearing on)\b(?:[^.;:!?\n—–]|[.:](?=[\w:]))*",
+    re.IGNORECASE,
+)
 _WORD_IN_SPAN = re.compile(r"[A-Za-z_][\w.:/-]*[\w]")
 MAX_QUERY_CHARS = 2000
 
@@ -75,7 +82,9 @@ def mentions_as_code(text: str, name: str) -> bool:
     capital, an underscore, a digit, a dot, SCREAMING_CASE) counts wherever it stands
     as a whole token; a plain word (`proxy`, `test`, `copy`, `Execute`) only where the
     text writes it as code: in backticks, as a call, or joined to code by `.` or `::`.
-    So a file defining `proxy` does not pull in every note about a corporate proxy."""
+    So a file defining `proxy` does not pull in every note about a corporate proxy, nor
+    one that names it to say it is unrelated ("nothing to do with `server.proxy`")."""
+    text = _DISCLAIMED.sub(" ", text)
     if (
         _looks_like_code(name)
         or _MIXED_CASE.search(name)

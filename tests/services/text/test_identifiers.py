@@ -198,6 +198,13 @@ def test_matches_file_ref(identifier: str, refs: list[str], expected: bool) -> N
         ("DEFAULT_LIMITS apply", "DEFAULT_LIMITS", True),
         ("SSLContext built by hand", "SSLContext", True),
         ("axum::serve is the entry", "serve", True),
+        ("export HTTPS_PROXY — nothing to do with Vite's server.proxy", "proxy", False),
+        ("unrelated to `proxy`; see the docs", "proxy", False),
+        ("nothing to do with server.proxy settings", "proxy", False),
+        ("nothing to do with axum::serve, it is tower", "serve", False),
+        ("Not to be confused with model_copy.", "model_copy", False),
+        ("nothing to do with auth; set `proxy` instead", "proxy", True),
+        ("`proxy` matters. It has nothing to do with DNS", "proxy", True),
     ],
 )
 def test_plain_words_count_as_code_only_where_written_as_code(
@@ -210,3 +217,13 @@ def test_plain_words_count_as_code_only_where_written_as_code(
 def test_a_mention_as_code_is_a_mention(text: str, name: str) -> None:
     if mentions_as_code(text, name):
         assert mentions(text, name)
+
+
+@given(
+    st.text(max_size=200),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True),
+    st.sampled_from(["nothing to do with", "unrelated to", "not to be confused with"]),
+)
+def test_a_disclaimer_never_makes_a_mention(text: str, name: str, phrase: str) -> None:
+    disclaimed = f"{text}\nIt is {phrase} `{name}` or {name}()."
+    assert mentions_as_code(disclaimed, name) == mentions_as_code(text, name)
