@@ -8,6 +8,7 @@ import pytest
 
 from services.rem.actions import answer
 from services.rem.cycle import RemContext, run_operations
+from services.rem.ops import duplicates
 from services.rem.ops.duplicates import numbers, same_fact, similar_pairs
 from services.storage.findings import FindingStore, Status
 from services.types import Tier, UsageEvent
@@ -40,6 +41,31 @@ def test_similar_pairs_uses_cosine() -> None:
     }
     pairs = list(similar_pairs(memories, vectors, 0.9))
     assert [(a, b) for a, b, _ in pairs] == [("m0", "m1")]
+
+
+def test_mutual_nearest_neighbours_are_proposed_from_a_lower_probability(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a and b are each other's nearest note; c's nearest is b, but b's nearest is a.
+    memories = [make_memory(f"note {n}", id=n) for n in "abcd"]
+    vectors = {
+        "a": np.array([1.0, 0.0, 0.0]),
+        "b": np.array([0.98, 0.2, 0.0]),
+        "c": np.array([0.6, 0.8, 0.0]),
+        "d": np.array([0.0, 0.0, 1.0]),
+    }
+    between = (duplicates.MUTUAL_DUPLICATE_THRESHOLD + duplicates.DUPLICATE_THRESHOLD) / 2
+    monkeypatch.setattr(duplicates, "duplicate_probability", lambda pair: between)
+    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts: (False, 0.0))
+    assert [(p.a, p.b) for p in duplicates.scored_pairs(memories, vectors)] == [("a", "b")]
+    below = duplicates.MUTUAL_DUPLICATE_THRESHOLD - 0.01
+    monkeypatch.setattr(duplicates, "duplicate_probability", lambda pair: below)
+    assert duplicates.scored_pairs(memories, vectors) == []
+    monkeypatch.setattr(duplicates, "duplicate_probability", lambda pair: 1.0)
+    assert {(p.a, p.b) for p in duplicates.scored_pairs(memories, vectors)} >= {
+        ("a", "b"),
+        ("b", "c"),
+    }
 
 
 def add(context: RemContext, memory_id: str, content: str, **fields: object) -> None:
