@@ -34,6 +34,7 @@ from services.memory import Memory, now_iso, written_at
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
 from services.text import words
+from services.text.identifiers import mentions
 from services.types import MemoryType
 from services.vectors.embeddings.base import Embedder
 from services.vectors.index import VectorIndex
@@ -55,6 +56,9 @@ REPLACES_AT = 0.8
 # replacements found, was 24 without this reading, the same 3 wrong).
 RETIRED_AT = 0.6
 _NAME = re.compile(r"[A-Za-z_][\w.:/-]*[A-Za-z0-9_]")
+_QUALIFIER = re.compile(r"::|[./]")
+MIN_LAST_SEGMENT = 4  # `axum_extra::extract::Host` is about `Host`; `a.b.io` is about nothing
+_NAME_LIKE = re.compile(r"[A-Z_0-9]")
 CLASH = (  # pair features that say the later note contradicts a statement of the earlier
     "value_conflict",
     "cue_replaces",
@@ -192,12 +196,35 @@ def _replacement(
 
 def _same_subject(earlier: Memory, later: Memory) -> bool:
     """Whether two notes can be about the same thing: they share a file, or a code name,
-    or one of them names no code at all (a template twin that says the same of
-    `issue_refund` and of `price_for_plan` is two notes, not a change)."""
+    or one names what the other's qualified code name ends in, or one of them names no
+    code at all (a template twin that says the same of `issue_refund` and of
+    `price_for_plan` is two notes, not a change)."""
     if set(earlier.file_refs) & set(later.file_refs):
         return True
     first, second = _code_names(earlier), _code_names(later)
-    return not first or not second or bool(first & second)
+    if not first or not second or first & second:
+        return True
+    return _named_in(earlier, later) or _named_in(later, earlier)
+
+
+def _named_in(named: Memory, memory: Memory) -> bool:
+    """Whether `memory`'s text names what a qualified code name of `named` ends in,
+    written as code or not: "`axum_extra::extract::Host` now" and "Host, Scheme and
+    OptionalPath are removed" are about one extractor. The end must read as a name (a
+    capital, an underscore or a digit: `Host`, `model_copy`), not a plain word (`copy`
+    of `io.copy`), and is matched as written."""
+    text = f"{memory.title}\n{memory.content}"
+    for span in words.code_spans(f"{named.title}\n{named.content}", 2, 80):
+        for name in _NAME.findall(span):
+            last = _QUALIFIER.split(name)[-1]
+            if (
+                last != name
+                and len(last) >= MIN_LAST_SEGMENT
+                and _NAME_LIKE.search(last)
+                and mentions(text, last)
+            ):
+                return True
+    return False
 
 
 def _code_names(memory: Memory) -> set[str]:
