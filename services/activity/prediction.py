@@ -48,6 +48,7 @@ from services.activity.signals import (
 )
 from services.memory import Memory, written_at
 from services.storage.memories import MemoryStore
+from services.text.words import sounds_unsure
 from services.types import MemoryType as T
 
 CRITICAL_TYPES = (T.DECISION, T.CONSTRAINT, T.ARCHITECTURE)
@@ -375,7 +376,10 @@ class PredictiveEngine:
         # Conventions enter compressed and history as summaries: background, not focus.
         pool = BACKGROUND_POOL if path is not None else 1  # room for the file's filter
         conventions = self.sources.of_types(project, at, (T.CONVENTION,), 6 * pool)
-        take(conventions, 6, 0.5, "project convention", 2)
+        # A convention someone is unsure of ("afaik the order doesn't matter") is no
+        # background to work by; it still comes when it is about the file or task.
+        firm = [m for m in conventions if not sounds_unsure(f"{m.title}\n{m.content}")]
+        take(firm, 6, 0.5, "project convention", 2)
         workflows = self.sources.of_types(project, at, (T.WORKFLOW,), 2 * pool)
         take(workflows, 2, 0.4, "project workflow", 0, needs_file=True)  # whole, or as steps
         history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3 * pool)

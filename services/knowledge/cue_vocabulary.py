@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 
 from services.text.words import STOPWORDS as FUNCTION_WORDS
+from services.text.words import UNSURE_PHRASES
 
 NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -259,8 +260,4 @@ SPOKEN_CHANGE = re.compile(
 
 # Wording of someone recalling or passing on what they heard rather than showing it
 # (the hedges of `pair_features.HEDGE` are these and a few more).
-RECALLED_PHRASES = (
-    r"\bafaik\b|\biirc\b|\bi think\b|\bi believe\b|\bpretty sure\b|\bremember\b|"
-    r"\bapparently\b|\bprobably\b|\bi guess\b|\breview(?:er)? note\b|\bsomeone said\b|"
-    r"\bwe were told\b"
-)
+RECALLED_PHRASES = UNSURE_PHRASES

@@ -201,6 +201,22 @@ def test_background_holds_conventions_compressed_and_history_summarised(
     assert richest == {"conv": 2, "lesson": 1}
 
 
+def test_a_convention_someone_is_unsure_of_is_no_background(store: MemoryStore) -> None:
+    seed(store, "firm", "Handlers take the body extractor last.", type="convention")
+    seed(store, "unsure", "afaik argument order in handlers doesn't matter.", type="convention")
+    seed(
+        store,
+        "unsure-here",
+        "IIRC the router file keeps routes sorted.",
+        type="convention",
+        file_refs=["src/router.rs"],
+    )
+    prediction = PredictiveEngine(store).observe(opened("src/main.rs"))
+    assert {c.memory.id for c in prediction.background} == {"firm"}
+    critical, _, _ = tiers(PredictiveEngine(store).observe(opened("src/router.rs")))
+    assert critical == ["unsure-here"]  # about the file itself: still given
+
+
 def test_a_plain_word_the_file_defines_counts_only_where_written_as_code(
     store: MemoryStore,
 ) -> None:
