@@ -236,6 +236,14 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=1.0,
     ),
     Setting(
+        "retrieval.weight_file",
+        float,
+        0.1,
+        "Weight ζ of a file the query names that the memory's file_refs list",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
         "retrieval.candidates",
         int,
         30,

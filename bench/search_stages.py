@@ -241,6 +241,11 @@ VARIANTS: dict[str, tuple[str, Patch, RetrieverKind]] = {
         _weights(project=0.0),
         RetrieverKind.HYBRID,
     ),
+    "no-named-file": (
+        "no named-file match (ζ = 0)",
+        _weights(file=0.0),
+        RetrieverKind.HYBRID,
+    ),
     "no-meaning-floor": (
         "plain questions keep keyword scores whole (no meaning floor)",
         _no_meaning_floor,

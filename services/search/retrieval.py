@@ -1,10 +1,11 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
 score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent + ε·named_project
-(the `retrieval.weight_*` settings), where type_intent is 1 when the query's wording asks
-for the memory's type ("design decisions behind …", see `intent`), and named_project is 1
-when a search over every project names the memory's project ("how do I cut a pydantic
-release").
++ ζ·named_file (the `retrieval.weight_*` settings), where type_intent is 1 when the query's
+wording asks for the memory's type ("design decisions behind …", see `intent`),
+named_project is 1 when a search over every project names the memory's project ("how do I
+cut a pydantic release"), and named_file is 1 when the query names a file the memory's
+`file_refs` list (`pydantic/networks.py`).
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
 memory, and returned with their score breakdown. When the embedder is down the search
@@ -48,13 +49,14 @@ class RetrieverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    """α, β, γ, δ, ε of the score (their defaults are in the settings schema)."""
+    """α, β, γ, δ, ε, ζ of the score (their defaults are in the settings schema)."""
 
     dense: float
     lexical: float
     identifier: float
     intent: float
     project: float = 0.0
+    file: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class ScoreBreakdown:
     best_chunk: int = -1
     sources: tuple[str, ...] = ()
     named_project: float = 0.0
+    named_file: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -369,6 +372,7 @@ class HybridRetriever:
         identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
         intent_score = 1.0 if memory.type in wanted_types else 0.0
         project_score = 1.0 if memory.project is not None and memory.project in named else 0.0
+        file_score = float(any(matches_file_ref(i, memory.file_refs) for i in identifiers))
         if kind is RetrieverKind.DENSE:
             total = dense_score
         elif kind is RetrieverKind.LEXICAL:
@@ -379,6 +383,7 @@ class HybridRetriever:
                 + self.weights.identifier * identifier_score
                 + self.weights.intent * intent_score
                 + self.weights.project * project_score
+                + self.weights.file * file_score
             )
             if found.query_vector is not None:
                 total += self.weights.dense * dense_score
@@ -401,6 +406,7 @@ class HybridRetriever:
             best_chunk,
             sources,
             project_score,
+            file_score,
         )
         return SearchResult(memory, total, breakdown)
 

@@ -93,6 +93,9 @@ def test_hybrid_finds_by_meaning_words_and_identifier(loaded: Any) -> None:
     by_file = loaded.service.search("problems in refunds.py")
     assert by_file.results[0].memory.id == "ident"
     assert "refunds.py" in by_file.results[0].breakdown.matched_identifiers
+    assert by_file.results[0].breakdown.named_file == 1.0  # its file_refs list the file
+    assert all(r.breakdown.named_file == 0.0 for r in by_file.results[1:])
+    assert all(r.breakdown.named_file == 0.0 for r in by_identifier.results)
 
 
 def test_a_question_spelling_out_an_acronym_finds_the_note_that_uses_it(engram: Any) -> None:
@@ -119,6 +122,7 @@ def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
             + weights.identifier * b.identifier
             + weights.intent * b.intent
             + weights.project * b.named_project
+            + weights.file * b.named_file
         )
         assert result.score == pytest.approx(expected)
         assert b.sources and set(b.sources) <= {"dense", "lexical", "identifier"}
