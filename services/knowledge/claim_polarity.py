@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from services.storage.query_terms import stem
-from services.text.words import STOPWORDS, code_spans, without_fences
+from services.text.words import STOPWORDS, without_fences
 
 # Clause ends: sentence ends, and the joints people put between two claims.
 _CLAUSE = re.compile(r"[.!?;:,()\n]+\s*|\s+[-—–]+\s+|\s+(?:but|unless|otherwise|so|whereas)\s+")
@@ -30,6 +30,7 @@ _NEGATED = re.compile(
     re.IGNORECASE,
 )
 _TERM = re.compile(r"[a-z][a-z0-9_]{3,}")
+_SPAN = re.compile(r"`([^`\n]{2,80})`")
 # Words that say how a claim is made, not what it is about.
 _FRAME_WORDS = frozenset(
     {
@@ -52,14 +53,23 @@ class Polarity:
 def read_polarity(title: str, content: str) -> Polarity:
     """The polarity of each term of a note (fenced code left out)."""
     text = without_fences(f"{title}. {content}")
-    names = {s.strip().lower() for s in code_spans(text, 2, 80)}
+    names: dict[str, str] = {}  # placeholder → the code span it stands for
+
+    def keep_whole(match: re.Match[str]) -> str:
+        # a span's own punctuation (`SetArgs(nil)`, `a.b`) must not split its clause
+        names[f"codespan{len(names)}x"] = match.group(1).strip().lower()
+        return f" codespan{len(names) - 1}x "
+
+    text = _SPAN.sub(keep_whole, text)
     negated: set[str] = set()
     affirmed: set[str] = set()
     for clause in _CLAUSE.split(text.lower()):
         if not clause.strip():
             continue
-        terms = {name for name in names if name in clause}
-        for word in _TERM.findall(clause.replace("`", " ")):
+        terms = {name for key, name in names.items() if key in clause or name in clause}
+        for word in _TERM.findall(clause):
+            if word in names:
+                continue
             if word not in STOPWORDS and word not in _FRAME_WORDS and not _NEGATED.match(word):
                 terms.add(stem(word))
         (negated if _NEGATED.search(clause) else affirmed).update(terms)

@@ -54,3 +54,13 @@ def test_the_pair_feature_counts_clashing_terms() -> None:
     assert found["polarity_clash"] >= 1
     same = features(read_pair_text(earlier), read_pair_text(earlier), cosine=1.0)
     assert same["polarity_clash"] == 0
+
+
+def test_a_code_span_with_punctuation_stays_one_term_of_its_clause() -> None:
+    nil_fails = read_polarity(
+        "SetArgs(nil)", "Careful: `cmd.SetArgs(nil)` does NOT help — nil means os.Args."
+    )
+    nil_works = read_polarity("test args", "`cmd.SetArgs(nil)` is enough in command tests.")
+    assert "cmd.setargs(nil)" in nil_fails.negated
+    assert "cmd.setargs(nil)" in nil_works.affirmed
+    assert "cmd.setargs(nil)" in clashing_terms(nil_fails, nil_works)
