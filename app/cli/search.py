@@ -44,6 +44,7 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
         "title": memory.title,
         "created_at": memory.created_at,
         "outdated_by": result.outdated_by,
+        "follows": result.follows,
         "breakdown": {
             "dense": round(breakdown.dense, 6),
             "lexical": round(breakdown.lexical, 6),

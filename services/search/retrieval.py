@@ -20,7 +20,7 @@ import re
 import time
 from collections import OrderedDict, defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
@@ -78,6 +78,7 @@ class SearchResult:
     score: float
     breakdown: ScoreBreakdown
     outdated_by: str | None = None  # an open conflict says this memory replaced it
+    follows: str | None = None  # the question (a memory ending in "?") this one answers
 
 
 @dataclass
@@ -99,6 +100,10 @@ MAX_PROJECT_WORDS = 32
 # unscoped 0.906 -> 0.910); queries naming code keep their keyword score whole, and so
 # does a memory whose vector is still being written (there is no meaning to judge by).
 PLAIN_QUESTION_MEANING_FLOOR = 0.3
+# A memory that asks (a conversation turn ending in "?") is found by a question worded
+# like it, but the answer is the memory written next: it follows the question in the
+# results when it was written within this many seconds of it.
+ANSWER_WITHIN_S = 3600.0
 _NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]")
 
 
@@ -265,7 +270,8 @@ class HybridRetriever:
         if kind is RetrieverKind.HYBRID and found.query_vector is not None:
             self._fill_dense(found.query_vector, memories, found.dense)
         named = self._named_projects(query, flt, kind)
-        results = self._ranked(query, identifiers, memories, found, kind, named)[:limit]
+        ranked = self._ranked(query, identifiers, memories, found, kind, named)
+        results = self._answers_after_questions(ranked, flt, limit)
         metrics.merge_ms = _ms(stage)
         metrics.total_ms = _ms(started)
         metrics.result_count = len(results)
@@ -316,6 +322,39 @@ class HybridRetriever:
         if kind is RetrieverKind.HYBRID and found.query_vector is None:
             flags.append("fallback_lexical")
         return found
+
+    def _answers_after_questions(
+        self, ranked: list[SearchResult], flt: MemoryFilter, limit: int
+    ) -> list[SearchResult]:
+        """The `limit` best, each memory that asks a question followed by the memory
+        written right after it (the answer, in a conversation stored turn by turn)."""
+        top = ranked[:limit]
+        asking = [r.memory.id for r in top if r.memory.content.rstrip().endswith("?")]
+        if not asking:
+            return top
+        try:
+            answers = self.store.written_next(asking, ANSWER_WITHIN_S)
+            allowed = self.store.filter_ids(sorted(set(answers.values())), flt)
+        except EngramError as error:  # an ordering aid, not a reason to fail the search
+            log.warning("could not look up the answers to questions found: %s", error)
+            return top
+        by_id = {r.memory.id: r for r in ranked}
+        ordered: list[SearchResult] = []
+        placed: set[str] = set()
+        for result in top:
+            if result.memory.id in placed:
+                continue
+            ordered.append(result)
+            placed.add(result.memory.id)
+            answer_id = answers.get(result.memory.id)
+            if answer_id is None or answer_id in placed or answer_id not in allowed:
+                continue
+            answer = by_id.get(answer_id) or SearchResult(
+                allowed[answer_id], result.score, ScoreBreakdown(0.0, 0.0, 0.0)
+            )
+            ordered.append(replace(answer, follows=result.memory.id))
+            placed.add(answer_id)
+        return ordered[:limit]
 
     def _named_projects(self, query: str, flt: MemoryFilter, kind: RetrieverKind) -> frozenset[str]:
         """The projects a search over every project names in its words ("pydantic",

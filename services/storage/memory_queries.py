@@ -101,6 +101,25 @@ class MemoryQueries(SqliteStore):
                     found[memory.id] = memory
         return found
 
+    def written_next(self, ids: Sequence[str], within_s: float) -> dict[str, str]:
+        """Memory id → the memory of the same project written right after it (by time,
+        then by order of writing, so turns imported with one timestamp keep their
+        order), when that is at most `within_s` seconds later."""
+        found: dict[str, str] = {}
+        with self._reading():
+            for memory_id in dict.fromkeys(ids):
+                row = self.database.execute_sql(
+                    "SELECT n.id FROM memory q JOIN memory n ON n.project IS q.project "
+                    "AND (n.created_ts > q.created_ts "
+                    "OR (n.created_ts = q.created_ts AND n.rowid > q.rowid)) "
+                    "WHERE q.id = ? AND n.created_ts <= q.created_ts + ? "
+                    "ORDER BY n.created_ts, n.rowid LIMIT 1",
+                    [memory_id, within_s],
+                ).fetchone()
+                if row is not None:
+                    found[memory_id] = str(row[0])
+        return found
+
     def count(self, flt: MemoryFilter | None = None) -> int:
         with self._reading():
             if flt is None:

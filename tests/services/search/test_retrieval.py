@@ -187,6 +187,31 @@ def test_a_plain_question_discounts_keyword_coincidences_a_code_name_does_not(
     assert hit.breakdown.lexical > hit.breakdown.dense / floor  # kept whole
 
 
+def test_the_memory_written_after_a_question_follows_it(engram: Any) -> None:
+    turns = [
+        ("q1", "2023-05-08T13:56:00+00:00", "Tim: Who's your favorite basketball player?"),
+        ("a1", "2023-05-08T13:56:01+00:00", "John: LeBron, no contest. Saw him in 2019."),
+        ("x1", "2023-05-08T13:56:02+00:00", "Tim: Nice. I went hiking on Sunday."),
+        ("q2", "2023-05-08T14:00:00+00:00", "John: What is your favorite basketball team?"),
+        ("late", "2023-05-09T09:00:00+00:00", "Tim: The Celtics, since forever."),
+    ]
+    for memory_id, at, content in turns:
+        engram.service.add(
+            {"id": memory_id, "type": "episode", "project": "chat", "created_at": at,
+             "content": content}
+        )  # fmt: skip
+    found = engram.service.search("favorite basketball player", MemoryFilter(project="chat"))
+    order = ids(found)
+    assert order.index("a1") == order.index("q1") + 1  # the answer follows its question
+    (answer,) = [r for r in found.results if r.memory.id == "a1"]
+    assert answer.follows == "q1"
+    assert "late" not in order or next(
+        r for r in found.results if r.memory.id == "late"
+    ).follows is None  # written a day later: not taken for q2's answer
+    plain = engram.service.search("hiking on Sunday", MemoryFilter(project="chat"))
+    assert ids(plain)[0] == "x1" and plain.results[0].follows is None  # the best stays first
+
+
 def test_lexical_only_candidates_get_their_dense_similarity(loaded: Any) -> None:
     response = loaded.service.search("mainframe", MemoryFilter(mode=RetrievalMode.DEEP))
     (result,) = [r for r in response.results if r.memory.id == "cold"]
