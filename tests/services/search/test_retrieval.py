@@ -205,9 +205,10 @@ def test_the_memory_written_after_a_question_follows_it(engram: Any) -> None:
     assert order.index("a1") == order.index("q1") + 1  # the answer follows its question
     (answer,) = [r for r in found.results if r.memory.id == "a1"]
     assert answer.follows == "q1"
-    assert "late" not in order or next(
-        r for r in found.results if r.memory.id == "late"
-    ).follows is None  # written a day later: not taken for q2's answer
+    assert (
+        "late" not in order
+        or next(r for r in found.results if r.memory.id == "late").follows is None
+    )  # written a day later: not taken for q2's answer
     plain = engram.service.search("hiking on Sunday", MemoryFilter(project="chat"))
     assert ids(plain)[0] == "x1" and plain.results[0].follows is None  # the best stays first
 
