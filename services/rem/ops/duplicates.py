@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from services.knowledge.claim_polarity import clashing_terms, read_polarity
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,
@@ -45,7 +46,9 @@ from services.knowledge.pair_features import (
 from services.memory import Memory
 from services.storage.findings import Finding, Option
 from services.storage.memories import MemoryStore, current_by_project
+from services.storage.query_terms import stem
 from services.text import words
+from services.text.identifiers import query_identifiers
 from services.vectors.index import VectorIndex
 
 REVIEW_SIMILARITY = 0.85
@@ -263,11 +266,18 @@ def duplicate_findings(pairs: list[DuplicatePair], memories: dict[str, Memory]) 
             )
         )
         titles = "; ".join(f"{m}: {memories[m].title}" for m in members)
+        opposite = worded_oppositely([memories[m] for m in members]) if scored[key] else []
+        caution = (
+            " — or opposite things: one negates what the other affirms about "
+            + ", ".join(f"`{name}`" for name in opposite)
+            if opposite
+            else ""
+        )
         findings.append(
             Finding(
                 op="duplicates",
                 kind=kind,
-                summary=f"{len(members)} memories say the same thing ({titles})",
+                summary=f"{len(members)} memories say the same thing{caution} ({titles})",
                 memory_ids=members,
                 options=MERGE_OPTIONS,
                 # a statistical guess is never merged by --auto: the user decides
@@ -276,7 +286,27 @@ def duplicate_findings(pairs: list[DuplicatePair], memories: dict[str, Memory]) 
                     "keep": kept.id,
                     "similarity": round(similarity, 4),
                     "scored": scored[key],
+                    **({"worded_oppositely": opposite} if opposite else {}),
                 },
             )
         )
     return findings
+
+
+def worded_oppositely(members: list[Memory]) -> list[str]:
+    """For a proposed pair, the code names one note says only in negated clauses and the
+    other only plainly ("`SetArgs(nil)` does NOT help" / "`SetArgs(nil)` is enough"): a
+    paraphrase the scorer claims may be a contradiction in the same words, which the
+    review should say before anyone merges it. Plain words are left out (a paraphrase
+    often says "don't use X" where the first said "X is ignored")."""
+    if len(members) != 2:
+        return []
+    first, second = (read_polarity(m.title, m.content) for m in members)
+    shown: dict[str, str] = {}  # a term as the polarity reads it → the name as written
+    for memory in members:
+        for name in code_names(memory):
+            shown.setdefault(name.strip().lower(), name.strip())
+        text = f"{memory.title}\n{memory.content}"
+        for name in query_identifiers(text):  # `allowedHosts` written without backticks
+            shown.setdefault(stem(name.lower()), name)
+    return sorted(shown[term] for term in clashing_terms(first, second) if term in shown)[:3]

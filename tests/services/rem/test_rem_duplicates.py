@@ -68,6 +68,24 @@ def test_mutual_nearest_neighbours_are_proposed_from_a_lower_probability(
     }
 
 
+def test_a_proposed_pair_worded_oppositely_says_so() -> None:
+    fails = make_memory(
+        "Careful: `cmd.SetArgs(nil)` does NOT help — nil means os.Args.", id="fails"
+    )
+    works = make_memory("In command tests `cmd.SetArgs(nil)` is enough.", id="works")
+    same = make_memory("In tests, `cmd.SetArgs(nil)` keeps go test flags out.", id="same")
+    assert duplicates.worded_oppositely([fails, works]) == ["cmd.SetArgs(nil)"]
+    assert duplicates.worded_oppositely([works, same]) == []
+    pair = duplicates.DuplicatePair("fails", "works", 0.8, False, scored=True)
+    (finding,) = duplicates.duplicate_findings([pair], {"fails": fails, "works": works})
+    assert "opposite things" in finding.summary and "`cmd.SetArgs(nil)`" in finding.summary
+    assert finding.detail["worded_oppositely"] == ["cmd.SetArgs(nil)"]
+    assert finding.recommended == "skip"
+    agreeing = duplicates.DuplicatePair("same", "works", 0.8, False, scored=True)
+    (plain,) = duplicates.duplicate_findings([agreeing], {"same": same, "works": works})
+    assert "opposite" not in plain.summary and "worded_oppositely" not in plain.detail
+
+
 def add(context: RemContext, memory_id: str, content: str, **fields: object) -> None:
     context.service.add({"id": memory_id, "content": content, "project": "p", **fields})
 
