@@ -113,6 +113,7 @@ def retrieval_weights(settings: Settings) -> Weights:
         settings.get_float("retrieval.weight_intent"),
         settings.get_float("retrieval.weight_project"),
         settings.get_float("retrieval.weight_file"),
+        settings.get_float("retrieval.weight_time"),
     )
 
 

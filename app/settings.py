@@ -244,6 +244,14 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=1.0,
     ),
     Setting(
+        "retrieval.weight_time",
+        float,
+        0.1,
+        'Weight η of the days a query asks about ("on 9 November, 2022", "last week")',
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
         "retrieval.candidates",
         int,
         30,

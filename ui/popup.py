@@ -110,6 +110,8 @@ def why_matched(result: Any) -> str:
         parts.append("type asked for")
     if breakdown.named_project > 0:
         parts.append("project named")
+    if breakdown.asked_time > 0:
+        parts.append("written then")
     return " · ".join(parts) or "related"
 
 

@@ -1,11 +1,13 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
 score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent + ε·named_project
-+ ζ·named_file (the `retrieval.weight_*` settings), where type_intent is 1 when the query's
-wording asks for the memory's type ("design decisions behind …", see `intent`),
-named_project is 1 when a search over every project names the memory's project ("how do I
-cut a pydantic release"), and named_file is 1 when the query names a file the memory's
-`file_refs` list (`pydantic/networks.py`).
++ ζ·named_file + η·asked_time (the `retrieval.weight_*` settings), where type_intent is
+1 when the query's wording asks for the memory's type ("design decisions behind …", see
+`intent`), named_project is 1 when a search over every project names the memory's project
+("how do I cut a pydantic release"), named_file is 1 when the query names a file the
+memory's `file_refs` list (`pydantic/networks.py`), and asked_time is 1 when the memory
+was written on the days the query asks about ("on 9 November, 2022", "in April 2022",
+"last week").
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
 memory, and returned with their score breakdown. When the embedder is down the search
@@ -21,6 +23,7 @@ import time
 from collections import OrderedDict, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
 from enum import StrEnum
 
 import numpy as np
@@ -32,6 +35,7 @@ from services.search.intent import intended_types
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
+from services.text.dates import asked_range, local_date
 from services.text.identifiers import matches_file_ref, mentions, query_identifiers
 from services.text.stacktrace import key_line
 from services.types import MemoryType
@@ -57,6 +61,7 @@ class Weights:
     intent: float
     project: float = 0.0
     file: float = 0.0
+    time: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,7 @@ class ScoreBreakdown:
     sources: tuple[str, ...] = ()
     named_project: float = 0.0
     named_file: float = 0.0
+    asked_time: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -270,7 +276,8 @@ class HybridRetriever:
         if kind is RetrieverKind.HYBRID and found.query_vector is not None:
             self._fill_dense(found.query_vector, memories, found.dense)
         named = self._named_projects(query, flt, kind)
-        ranked = self._ranked(query, identifiers, memories, found, kind, named)
+        asked = self._asked_days(query, kind)
+        ranked = self._ranked(query, identifiers, memories, found, kind, named, asked)
         results = self._answers_after_questions(ranked, flt, limit)
         metrics.merge_ms = _ms(stage)
         metrics.total_ms = _ms(started)
@@ -356,6 +363,12 @@ class HybridRetriever:
             placed.add(answer_id)
         return ordered[:limit]
 
+    def _asked_days(self, query: str, kind: RetrieverKind) -> tuple[date, date] | None:
+        """The days the query asks about, if it names a time and the weight counts."""
+        if kind is not RetrieverKind.HYBRID or not self.weights.time:
+            return None
+        return asked_range(query, datetime.now(UTC).date())
+
     def _named_projects(self, query: str, flt: MemoryFilter, kind: RetrieverKind) -> frozenset[str]:
         """The projects a search over every project names in its words ("pydantic",
         "vite's", `httpx/_main.py`); a scoped search, or a weight of 0, names none."""
@@ -378,12 +391,13 @@ class HybridRetriever:
         found: _Candidates,
         kind: RetrieverKind,
         named: frozenset[str] = frozenset(),
+        asked: tuple[date, date] | None = None,
     ) -> list[SearchResult]:
         """Every memory scored on every component, best first."""
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
         best_lexical = max((score for score, _ in found.lexical.values()), default=0.0)
         results = [
-            self._scored(memory, found, identifiers, wanted_types, best_lexical, kind, named)
+            self._scored(memory, found, identifiers, wanted_types, best_lexical, kind, named, asked)
             for memory in memories.values()
         ]
         results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
@@ -398,6 +412,7 @@ class HybridRetriever:
         best_lexical: float,
         kind: RetrieverKind,
         named: frozenset[str] = frozenset(),
+        asked: tuple[date, date] | None = None,
     ) -> SearchResult:
         """One memory's score and its breakdown."""
         dense_score, dense_chunk = found.dense.get(memory.id, (0.0, -1))
@@ -412,6 +427,7 @@ class HybridRetriever:
         intent_score = 1.0 if memory.type in wanted_types else 0.0
         project_score = 1.0 if memory.project is not None and memory.project in named else 0.0
         file_score = float(any(matches_file_ref(i, memory.file_refs) for i in identifiers))
+        time_score = float(asked is not None and _written_within(memory, asked))
         if kind is RetrieverKind.DENSE:
             total = dense_score
         elif kind is RetrieverKind.LEXICAL:
@@ -423,6 +439,7 @@ class HybridRetriever:
                 + self.weights.intent * intent_score
                 + self.weights.project * project_score
                 + self.weights.file * file_score
+                + self.weights.time * time_score
             )
             if found.query_vector is not None:
                 total += self.weights.dense * dense_score
@@ -446,6 +463,7 @@ class HybridRetriever:
             sources,
             project_score,
             file_score,
+            time_score,
         )
         return SearchResult(memory, total, breakdown)
 
@@ -471,6 +489,14 @@ class HybridRetriever:
             for memory_id, vector in found.items():
                 similarity = float(np.dot(vector, query_vector))
                 dense[memory_id] = (max(0.0, similarity), -1)
+
+
+def _written_within(memory: Memory, days: tuple[date, date]) -> bool:
+    try:
+        written = local_date(memory.created_at)
+    except (TypeError, ValueError):
+        return False
+    return days[0] <= written <= days[1]
 
 
 def _memory_mentions(memory: Memory, identifier: str) -> bool:

@@ -435,3 +435,39 @@ def _dateparser_day(phrase: str, base: date) -> date | None:
 
 
 # --- showing and asking ---------------------------------------------------------------
+
+
+_MONTH_NAME = r"(?P<m>" + "|".join(f"{m[:3]}(?:{m[3:]})?" for m in _MONTHS) + r")\.?"
+_YEAR = r"(?P<y>(?:19|20)\d\d)(?!\d)"
+_DAY = r"(?P<d>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"
+_DATED = (  # a day or a month with its year, as people write it
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH_NAME},?\s+{_YEAR}", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH_NAME}\s+{_DAY},?\s+{_YEAR}", re.IGNORECASE),
+    re.compile(r"\b(?P<y>(?:19|20)\d\d)-(?P<mo>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])\b"),
+    re.compile(rf"\b{_MONTH_NAME}\s+{_YEAR}", re.IGNORECASE),
+)
+
+
+def asked_range(question: str, today: date) -> tuple[date, date] | None:
+    """The days a question asks about, first and last: a date with its year ("on 9
+    November, 2022", "2022-11-09"), a month with its year ("in April 2022"), else the
+    first phrase `find_times` reads, resolved against `today` ("last week", "on March
+    3"). None when it names no time."""
+    for pattern in _DATED:
+        match = pattern.search(question)
+        if match is None:
+            continue
+        try:
+            year = int(match.group("y"))
+            groups = match.groupdict()
+            month = int(groups["mo"]) if groups.get("mo") else _month_number(groups["m"])
+            if groups.get("d"):
+                day = date(year, month, int(groups["d"]))
+                return day, day
+            first = date(year, month, 1)
+            return first, _month_end(first)
+        except ValueError:  # 31 February: no such day
+            continue
+    for ref in find_times(question, today):
+        return ref.resolved, ref.resolved_end or ref.resolved
+    return None

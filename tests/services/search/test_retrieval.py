@@ -123,6 +123,7 @@ def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
             + weights.intent * b.intent
             + weights.project * b.named_project
             + weights.file * b.named_file
+            + weights.time * b.asked_time
         )
         assert result.score == pytest.approx(expected)
         assert b.sources and set(b.sources) <= {"dense", "lexical", "identifier"}
@@ -211,6 +212,30 @@ def test_the_memory_written_after_a_question_follows_it(engram: Any) -> None:
     )  # written a day later: not taken for q2's answer
     plain = engram.service.search("hiking on Sunday", MemoryFilter(project="chat"))
     assert ids(plain)[0] == "x1" and plain.results[0].follows is None  # the best stays first
+
+
+def test_a_question_naming_a_day_prefers_what_was_written_then(engram: Any) -> None:
+    for memory_id, day in (
+        ("before", "2022-11-02"),
+        ("then", "2022-11-09"),
+        ("after", "2022-11-20"),
+    ):
+        engram.service.add(
+            {"id": memory_id, "type": "episode", "project": "p",
+             "created_at": f"{day}T18:00:00+00:00",
+             "content": "Made coconut ice cream at home; the sprinkles changed its color."}
+        )  # fmt: skip
+    found = engram.service.search("what dessert did I make on 9 November, 2022")
+    assert ids(found)[0] == "then" and found.results[0].breakdown.asked_time == 1.0
+    assert all(r.breakdown.asked_time == 0.0 for r in found.results[1:])
+    month = engram.service.search("ice cream in November 2022")
+    assert {r.memory.id for r in month.results if r.breakdown.asked_time} == {
+        "before",
+        "then",
+        "after",
+    }
+    undated = engram.service.search("coconut ice cream sprinkles")
+    assert all(r.breakdown.asked_time == 0.0 for r in undated.results)
 
 
 def test_lexical_only_candidates_get_their_dense_similarity(loaded: Any) -> None:

@@ -14,6 +14,7 @@ from services.text.date_answers import is_temporal_question, question_kind, with
 from services.text.dates import (
     WEEKDAYS,
     TimeRef,
+    asked_range,
     find_times,
     local_date,
     phrase_kind,
@@ -387,3 +388,33 @@ def test_past_phrases_resolve_before_the_day_written(day: date, number: int, phr
             last = ref.resolved_end or ref.resolved
             assert ref.resolved <= last
             assert last <= day
+
+
+@pytest.mark.parametrize(
+    ("question", "first", "last"),
+    [
+        ("What dish did Nate make on 9 November, 2022?", "2022-11-09", "2022-11-09"),
+        ("the deploy on November 9th 2022", "2022-11-09", "2022-11-09"),
+        ("what broke on 2022-11-09", "2022-11-09", "2022-11-09"),
+        ("What game was James playing in April 2022?", "2022-04-01", "2022-04-30"),
+        ("incidents in Feb 2024", "2024-02-01", "2024-02-29"),
+        ("what changed last week", "2026-11-16", "2026-11-22"),  # against today
+        ("what did we decide on March 3", "2026-03-03", "2026-03-03"),
+    ],
+)
+def test_the_days_a_question_asks_about(question: str, first: str, last: str) -> None:
+    asked = asked_range(question, date(2026, 11, 24))
+    assert asked == (date.fromisoformat(first), date.fromisoformat(last))
+
+
+def test_a_question_naming_no_time_or_no_real_day_asks_none() -> None:
+    today = date(2026, 11, 24)
+    assert asked_range("why does the pool time out", today) is None
+    assert asked_range("python 3.10 since 2024", today) is None  # a year alone is no range
+    assert asked_range("the 31 February, 2022 note", today) is None
+
+
+@given(st.text(max_size=120))
+def test_any_question_gives_no_range_or_an_ordered_one(question: str) -> None:
+    asked = asked_range(question, date(2026, 11, 24))
+    assert asked is None or asked[0] <= asked[1]
