@@ -22,16 +22,21 @@ import re
 import time
 from collections import OrderedDict, defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from enum import StrEnum
 
 import numpy as np
 
 from services.errors import EmbedderUnavailable, EngramError, VectorStoreUnavailable
 from services.filters import MemoryFilter
 from services.memory import Memory
+from services.search.answers import answers_after_questions
 from services.search.intent import intended_types
+from services.search.results import RetrieverKind as RetrieverKind
+from services.search.results import ScoreBreakdown as ScoreBreakdown
+from services.search.results import SearchResponse as SearchResponse
+from services.search.results import SearchResult as SearchResult
+from services.search.results import Weights as Weights
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
@@ -43,55 +48,6 @@ from services.vectors.embeddings.base import Embedder, Vectors
 from services.vectors.index import VectorIndex
 
 log = logging.getLogger(__name__)
-
-
-class RetrieverKind(StrEnum):
-    HYBRID = "hybrid"
-    DENSE = "dense"
-    LEXICAL = "lexical"
-
-
-@dataclass(frozen=True)
-class Weights:
-    """α, β, γ, δ, ε, ζ of the score (their defaults are in the settings schema)."""
-
-    dense: float
-    lexical: float
-    identifier: float
-    intent: float
-    project: float = 0.0
-    file: float = 0.0
-    time: float = 0.0
-
-
-@dataclass(frozen=True)
-class ScoreBreakdown:
-    dense: float
-    lexical: float
-    identifier: float
-    intent: float = 0.0
-    matched_identifiers: tuple[str, ...] = ()
-    best_chunk: int = -1
-    sources: tuple[str, ...] = ()
-    named_project: float = 0.0
-    named_file: float = 0.0
-    asked_time: float = 0.0
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    memory: Memory
-    score: float
-    breakdown: ScoreBreakdown
-    outdated_by: str | None = None  # an open conflict says this memory replaced it
-    follows: str | None = None  # the question (a memory ending in "?") this one answers
-
-
-@dataclass
-class SearchResponse:
-    results: list[SearchResult]
-    metrics: SearchMetrics
-    flags: list[str] = field(default_factory=list)
 
 
 MAX_QUERY_IDENTIFIERS = 8
@@ -106,10 +62,6 @@ MAX_PROJECT_WORDS = 32
 # unscoped 0.906 -> 0.910); queries naming code keep their keyword score whole, and so
 # does a memory whose vector is still being written (there is no meaning to judge by).
 PLAIN_QUESTION_MEANING_FLOOR = 0.3
-# A memory that asks (a conversation turn ending in "?") is found by a question worded
-# like it, but the answer is the memory written next: it follows the question in the
-# results when it was written within this many seconds of it.
-ANSWER_WITHIN_S = 3600.0
 _NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]")
 
 
@@ -278,7 +230,7 @@ class HybridRetriever:
         named = self._named_projects(query, flt, kind)
         asked = self._asked_days(query, kind)
         ranked = self._ranked(query, identifiers, memories, found, kind, named, asked)
-        results = self._answers_after_questions(ranked, flt, limit)
+        results = answers_after_questions(self.store, ranked, flt, limit)
         metrics.merge_ms = _ms(stage)
         metrics.total_ms = _ms(started)
         metrics.result_count = len(results)
@@ -329,39 +281,6 @@ class HybridRetriever:
         if kind is RetrieverKind.HYBRID and found.query_vector is None:
             flags.append("fallback_lexical")
         return found
-
-    def _answers_after_questions(
-        self, ranked: list[SearchResult], flt: MemoryFilter, limit: int
-    ) -> list[SearchResult]:
-        """The `limit` best, each memory that asks a question followed by the memory
-        written right after it (the answer, in a conversation stored turn by turn)."""
-        top = ranked[:limit]
-        asking = [r.memory.id for r in top if r.memory.content.rstrip().endswith("?")]
-        if not asking:
-            return top
-        try:
-            answers = self.store.written_next(asking, ANSWER_WITHIN_S)
-            allowed = self.store.filter_ids(sorted(set(answers.values())), flt)
-        except EngramError as error:  # an ordering aid, not a reason to fail the search
-            log.warning("could not look up the answers to questions found: %s", error)
-            return top
-        by_id = {r.memory.id: r for r in ranked}
-        ordered: list[SearchResult] = []
-        placed: set[str] = set()
-        for result in top:
-            if result.memory.id in placed:
-                continue
-            ordered.append(result)
-            placed.add(result.memory.id)
-            answer_id = answers.get(result.memory.id)
-            if answer_id is None or answer_id in placed or answer_id not in allowed:
-                continue
-            answer = by_id.get(answer_id) or SearchResult(
-                allowed[answer_id], result.score, ScoreBreakdown(0.0, 0.0, 0.0)
-            )
-            ordered.append(replace(answer, follows=result.memory.id))
-            placed.add(answer_id)
-        return ordered[:limit]
 
     def _asked_days(self, query: str, kind: RetrieverKind) -> tuple[date, date] | None:
         """The days the query asks about, if it names a time and the weight counts."""
