@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterable
 
 from services.text.words import STOPWORDS as FUNCTION_WORDS
-from services.text.words import UNSURE_PHRASES
 
 NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -257,7 +256,3 @@ SPOKEN_CHANGE = re.compile(
     r"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|\bmerged\b|\blanded\b",
     re.IGNORECASE,
 )
-
-# Wording of someone recalling or passing on what they heard rather than showing it
-# (the hedges of `pair_features.HEDGE` are these and a few more).
-RECALLED_PHRASES = UNSURE_PHRASES

@@ -47,7 +47,6 @@ from services.knowledge.cue_vocabulary import (
     OLD_MARKERS,
     PLAIN_WORD_USE,
     PLAIN_WORDS,
-    RECALLED_PHRASES,
     RUNTIME,
     SECONDS,
     SIZE,
@@ -58,7 +57,7 @@ from services.knowledge.cue_vocabulary import (
     TEAM_WORDS,
     WORD,
 )
-from services.text.words import code_spans
+from services.text.words import UNSURE_PHRASES, code_spans
 from services.text.words import sentences as split_sentences
 
 READ_CHARS = 20_000
@@ -309,7 +308,7 @@ def read(
     )
 
 
-RECALLED = re.compile(RECALLED_PHRASES + r"|\bif i recall\b", re.IGNORECASE)
+RECALLED = re.compile(UNSURE_PHRASES + r"|\bif i recall\b", re.IGNORECASE)
 
 
 def evidence_of(content: str) -> int:

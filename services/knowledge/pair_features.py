@@ -20,18 +20,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from services.knowledge.claim_polarity import Polarity, clashing_terms, read_polarity
-from services.knowledge.cue_vocabulary import RECALLED_PHRASES, SPOKEN_CHANGE
+from services.knowledge.cue_vocabulary import SPOKEN_CHANGE
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
 from services.memory import Memory, parse_time
-from services.text.words import STOPWORDS, code_spans, without_code, without_fences
+from services.text.words import STOPWORDS, UNSURE_PHRASES, code_spans, without_code, without_fences
 from services.text.words import sentences as split_sentences
 
 # Wording that says something changed, in the many ways people write it.
 CHANGE = SPOKEN_CHANGE
 # Wording of someone unsure or passing on what they heard.
 HEDGE = re.compile(
-    RECALLED_PHRASES + r"|\bfyi\b|\bseems?\b|\bheads-up\b|\bheads up\b|\breview:|\bby default\b",
+    UNSURE_PHRASES + r"|\bfyi\b|\bseems?\b|\bheads-up\b|\bheads up\b|\breview:|\bby default\b",
     re.IGNORECASE,
 )
 NEGATION = re.compile(

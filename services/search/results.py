@@ -18,7 +18,7 @@ class RetrieverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    """α, β, γ, δ, ε, ζ of the score (their defaults are in the settings schema)."""
+    """α, β, γ, δ, ε, ζ, η of the score (their defaults are in the settings schema)."""
 
     dense: float
     lexical: float

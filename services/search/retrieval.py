@@ -341,11 +341,12 @@ class HybridRetriever:
         plain_question = kind is RetrieverKind.HYBRID and not identifiers
         if plain_question and floor > 0 and memory.id in found.dense:  # a vector to judge by
             lexical_score *= min(1.0, dense_score / floor)
-        matched = tuple(i for i in identifiers if _memory_mentions(memory, i))
+        in_files = {i for i in identifiers if matches_file_ref(i, memory.file_refs)}
+        matched = tuple(i for i in identifiers if i in in_files or _text_mentions(memory, i))
         identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
         intent_score = 1.0 if memory.type in wanted_types else 0.0
         project_score = 1.0 if memory.project is not None and memory.project in named else 0.0
-        file_score = float(any(matches_file_ref(i, memory.file_refs) for i in identifiers))
+        file_score = float(bool(in_files))
         time_score = float(asked is not None and _written_within(memory, asked))
         if kind is RetrieverKind.DENSE:
             total = dense_score
@@ -418,9 +419,7 @@ def _written_within(memory: Memory, days: tuple[date, date]) -> bool:
     return days[0] <= written <= days[1]
 
 
-def _memory_mentions(memory: Memory, identifier: str) -> bool:
-    if matches_file_ref(identifier, memory.file_refs):
-        return True
+def _text_mentions(memory: Memory, identifier: str) -> bool:
     return (
         mentions(memory.content, identifier)
         or mentions(memory.title, identifier)

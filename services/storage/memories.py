@@ -233,20 +233,6 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
                 found.update(row.id for row in query)
         return found
 
-    def projects_among(self, names: Iterable[str]) -> set[str]:
-        """Which of `names` are projects that hold memories (the project index answers)."""
-        wanted = list(dict.fromkeys(names))
-        found: set[str] = set()
-        with self._reading():
-            for batch in batches(wanted):
-                query = (
-                    MemoryRow.select(MemoryRow.project)
-                    .where(MemoryRow.project.in_(batch))
-                    .distinct()
-                )
-                found.update(row.project for row in query if row.project is not None)
-        return found
-
     def iter_all(self, batch_size: int = 1000) -> Iterator[Memory]:
         """Every memory, oldest first, read in batches (export, reindex)."""
         last_ts, last_id = float("-inf"), ""

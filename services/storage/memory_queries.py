@@ -1,6 +1,7 @@
 """Selections of the `memory` table: a `MemoryFilter` compiled to one SQL clause, the
-memories that pass it (by page, by ids, counted), and the lookups prediction is made of
-(file references, branches, most used, frequent tags).
+memories that pass it (by page, by ids, counted), the lookups prediction is made of
+(file references, branches, most used, frequent tags), and the search's (which projects a
+query names, the memory written after another).
 
 `MemoryQueries` is a part of `MemoryStore` (`services.storage.memories`), the owner of
 the `memory` table.
@@ -9,7 +10,7 @@ the `memory` table.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import peewee as pw
@@ -99,6 +100,20 @@ class MemoryQueries(SqliteStore):
                 for values in cursor.fetchall():
                     memory = columns_to_memory(values)
                     found[memory.id] = memory
+        return found
+
+    def projects_among(self, names: Iterable[str]) -> set[str]:
+        """Which of `names` are projects that hold memories (the project index answers)."""
+        wanted = list(dict.fromkeys(names))
+        found: set[str] = set()
+        with self._reading():
+            for batch in batches(wanted):
+                query = (
+                    MemoryRow.select(MemoryRow.project)
+                    .where(MemoryRow.project.in_(batch))
+                    .distinct()
+                )
+                found.update(row.project for row in query if row.project is not None)
         return found
 
     def written_next(self, ids: Sequence[str], within_s: float) -> dict[str, str]:
