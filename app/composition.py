@@ -114,6 +114,7 @@ def retrieval_weights(settings: Settings) -> Weights:
         settings.get_float("retrieval.weight_project"),
         settings.get_float("retrieval.weight_file"),
         settings.get_float("retrieval.weight_time"),
+        settings.get_float("retrieval.weight_neighbour"),
     )
 
 

@@ -252,6 +252,14 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=1.0,
     ),
     Setting(
+        "retrieval.weight_neighbour",
+        float,
+        0.2,
+        "Weight λ of the best hit written minutes before or after (a conversation's turns)",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
         "retrieval.candidates",
         int,
         30,

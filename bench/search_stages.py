@@ -246,6 +246,21 @@ VARIANTS: dict[str, tuple[str, Patch, RetrieverKind]] = {
         _weights(file=0.0),
         RetrieverKind.HYBRID,
     ),
+    "no-neighbours": (
+        "no neighbours in time (λ = 0)",
+        _weights(neighbour=0.0),
+        RetrieverKind.HYBRID,
+    ),
+    "neighbours-0.1": (
+        "neighbours in time at λ 0.1 (0.2)",
+        _weights(neighbour=0.1),
+        RetrieverKind.HYBRID,
+    ),
+    "neighbours-0.3": (
+        "neighbours in time at λ 0.3 (0.2)",
+        _weights(neighbour=0.3),
+        RetrieverKind.HYBRID,
+    ),
     "no-meaning-floor": (
         "plain questions keep keyword scores whole (no meaning floor)",
         _no_meaning_floor,

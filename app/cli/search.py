@@ -53,6 +53,7 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
             "named_project": round(breakdown.named_project, 6),
             "named_file": round(breakdown.named_file, 6),
             "asked_time": round(breakdown.asked_time, 6),
+            "neighbour": round(breakdown.neighbour, 6),
             "matched_identifiers": list(breakdown.matched_identifiers),
             "sources": list(breakdown.sources),
             "best_chunk": breakdown.best_chunk,

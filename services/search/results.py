@@ -18,7 +18,7 @@ class RetrieverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    """α, β, γ, δ, ε, ζ, η of the score (their defaults are in the settings schema)."""
+    """α, β, γ, δ, ε, ζ, η, λ of the score (their defaults are in the settings schema)."""
 
     dense: float
     lexical: float
@@ -27,6 +27,7 @@ class Weights:
     project: float = 0.0
     file: float = 0.0
     time: float = 0.0
+    neighbour: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class ScoreBreakdown:
     named_project: float = 0.0
     named_file: float = 0.0
     asked_time: float = 0.0
+    neighbour: float = 0.0  # the best score of a memory written right before or after
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,14 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
 score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent + ε·named_project
-+ ζ·named_file + η·asked_time (the `retrieval.weight_*` settings), where type_intent is
-1 when the query's wording asks for the memory's type ("design decisions behind …", see
-`intent`), named_project is 1 when a search over every project names the memory's project
-("how do I cut a pydantic release"), named_file is 1 when the query names a file the
-memory's `file_refs` list (`pydantic/networks.py`), and asked_time is 1 when the memory
-was written on the days the query asks about ("on 9 November, 2022", "in April 2022",
-"last week").
++ ζ·named_file + η·asked_time + λ·neighbour (the `retrieval.weight_*` settings), where
+type_intent is 1 when the query's wording asks for the memory's type ("design decisions
+behind …", see `intent`), named_project is 1 when a search over every project names the
+memory's project ("how do I cut a pydantic release"), named_file is 1 when the query
+names a file the memory's `file_refs` list (`pydantic/networks.py`), asked_time is 1 when
+the memory was written on the days the query asks about ("on 9 November, 2022", "in April
+2022", "last week"), and neighbour is the best score among the memories written right
+before and after it (`neighbours`: the turns of one conversation share a context).
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
 memory, and returned with their score breakdown. When the embedder is down the search
@@ -32,6 +33,7 @@ from services.filters import MemoryFilter
 from services.memory import Memory
 from services.search.answers import answers_after_questions
 from services.search.intent import intended_types
+from services.search.neighbours import with_neighbours_in_time
 from services.search.results import RetrieverKind as RetrieverKind
 from services.search.results import ScoreBreakdown as ScoreBreakdown
 from services.search.results import SearchResponse as SearchResponse
@@ -230,6 +232,8 @@ class HybridRetriever:
         named = self._named_projects(query, flt, kind)
         asked = self._asked_days(query, kind)
         ranked = self._ranked(query, identifiers, memories, found, kind, named, asked)
+        if kind is RetrieverKind.HYBRID:
+            ranked = with_neighbours_in_time(self.store, ranked, self.weights.neighbour, limit)
         results = answers_after_questions(self.store, ranked, flt, limit)
         metrics.merge_ms = _ms(stage)
         metrics.total_ms = _ms(started)

@@ -1,7 +1,7 @@
 """Selections of the `memory` table: a `MemoryFilter` compiled to one SQL clause, the
 memories that pass it (by page, by ids, counted), the lookups prediction is made of
 (file references, branches, most used, frequent tags), and the search's (which projects a
-query names, the memory written after another).
+query names, the memories written just before and after another).
 
 `MemoryQueries` is a part of `MemoryStore` (`services.storage.memories`), the owner of
 the `memory` table.
@@ -120,20 +120,75 @@ class MemoryQueries(SqliteStore):
         """Memory id → the memory of the same project written right after it (by time,
         then by order of writing, so turns imported with one timestamp keep their
         order), when that is at most `within_s` seconds later."""
-        found: dict[str, str] = {}
         with self._reading():
-            for memory_id in dict.fromkeys(ids):
-                row = self.database.execute_sql(
-                    "SELECT n.id FROM memory q JOIN memory n ON n.project IS q.project "
-                    "AND (n.created_ts > q.created_ts "
-                    "OR (n.created_ts = q.created_ts AND n.rowid > q.rowid)) "
-                    "WHERE q.id = ? AND n.created_ts <= q.created_ts + ? "
-                    "ORDER BY n.created_ts, n.rowid LIMIT 1",
-                    [memory_id, within_s],
-                ).fetchone()
-                if row is not None:
-                    found[memory_id] = str(row[0])
+            return {
+                memory_id: found
+                for memory_id in dict.fromkeys(ids)
+                if (found := self._adjacent(memory_id, within_s, later=True)) is not None
+            }
+
+    def written_around(self, ids: Sequence[str], within_s: float) -> dict[str, tuple[str, ...]]:
+        """Memory id → the memories of the same project written right before and right
+        after it (as `written_next` orders them), each at most `within_s` seconds away.
+        One query: the rows within `within_s` of each memory, by the time index."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        with self._reading():
+            marks = self.database.execute_sql(
+                f"SELECT id, created_ts FROM memory WHERE id IN ({', '.join('?' * len(wanted))})",
+                wanted,
+            ).fetchall()
+            if not marks:
+                return {}
+            ranges = " OR ".join("created_ts BETWEEN ? AND ?" for _ in marks)
+            bounds = [b for _, ts in marks for b in (ts - within_s, ts + within_s)]
+            rows = self.database.execute_sql(
+                f"SELECT id, project, created_ts, rowid FROM memory WHERE {ranges}", bounds
+            ).fetchall()
+        by_project: dict[Any, list[tuple[float, int, str]]] = {}
+        for memory_id, project, created_ts, rowid in rows:
+            by_project.setdefault(project, []).append((created_ts, rowid, str(memory_id)))
+        position: dict[str, tuple[Any, int]] = {}
+        for project, items in by_project.items():
+            items.sort()
+            for index, (_, _, memory_id) in enumerate(items):
+                position[memory_id] = (project, index)
+        found: dict[str, tuple[str, ...]] = {}
+        for memory_id in wanted:
+            if memory_id not in position:
+                continue
+            project, index = position[memory_id]
+            items = by_project[project]
+            created_ts = items[index][0]
+            around = tuple(
+                items[other][2]
+                for other in (index - 1, index + 1)
+                if 0 <= other < len(items) and abs(items[other][0] - created_ts) <= within_s
+            )
+            if around:
+                found[memory_id] = around
         return found
+
+    def _adjacent(self, memory_id: str, within_s: float, later: bool) -> str | None:
+        if later:
+            sql = (
+                "SELECT n.id FROM memory q JOIN memory n ON n.project IS q.project "
+                "AND (n.created_ts > q.created_ts "
+                "OR (n.created_ts = q.created_ts AND n.rowid > q.rowid)) "
+                "WHERE q.id = ? AND n.created_ts <= q.created_ts + ? "
+                "ORDER BY n.created_ts, n.rowid LIMIT 1"
+            )
+        else:
+            sql = (
+                "SELECT n.id FROM memory q JOIN memory n ON n.project IS q.project "
+                "AND (n.created_ts < q.created_ts "
+                "OR (n.created_ts = q.created_ts AND n.rowid < q.rowid)) "
+                "WHERE q.id = ? AND n.created_ts >= q.created_ts - ? "
+                "ORDER BY n.created_ts DESC, n.rowid DESC LIMIT 1"
+            )
+        row = self.database.execute_sql(sql, [memory_id, within_s]).fetchone()
+        return None if row is None else str(row[0])
 
     def count(self, flt: MemoryFilter | None = None) -> int:
         with self._reading():

@@ -4,6 +4,7 @@ finds by meaning, words and identifiers, filters, degrades gracefully and measur
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,7 @@ def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
             + weights.project * b.named_project
             + weights.file * b.named_file
             + weights.time * b.asked_time
+            + weights.neighbour * b.neighbour
         )
         assert result.score == pytest.approx(expected)
         assert b.sources and set(b.sources) <= {"dense", "lexical", "identifier"}
@@ -212,6 +214,35 @@ def test_the_memory_written_after_a_question_follows_it(engram: Any) -> None:
     )  # written a day later: not taken for q2's answer
     plain = engram.service.search("hiking on Sunday", MemoryFilter(project="chat"))
     assert ids(plain)[0] == "x1" and plain.results[0].follows is None  # the best stays first
+
+
+def test_a_turn_written_right_after_a_strong_hit_borrows_part_of_its_score(
+    engram: Any,
+) -> None:
+    turns = [
+        ("trip", "2023-11-10T18:00:00+00:00", "Tim: I saw a castle on my trip to the UK."),
+        ("reply", "2023-11-10T18:00:04+00:00", "John: Wow, that architecture looks stunning!"),
+        ("later", "2023-11-10T18:30:00+00:00", "Tim: Off to bed, night!"),
+        ("far", "2023-11-14T09:00:00+00:00", "John: The new library's architecture is bland."),
+    ]
+    for memory_id, at, content in turns:
+        engram.service.add(
+            {"id": memory_id, "type": "episode", "project": "chat", "created_at": at,
+             "content": content}
+        )  # fmt: skip
+    query = "castle trip UK architecture"
+    found = engram.service.search(query, MemoryFilter(project="chat"))
+    by_id = {r.memory.id: r for r in found.results}
+    assert ids(found)[0] == "trip"
+    assert by_id["reply"].breakdown.neighbour > 0  # written 4 s after the trip turn
+    assert by_id["far"].breakdown.neighbour == 0.0  # days apart: no shared context
+    assert "later" not in by_id or by_id["later"].breakdown.neighbour == 0.0  # 30 min on
+    assert ids(found).index("reply") < ids(found).index("far")
+    engram.retriever.weights = replace(engram.retriever.weights, neighbour=0.0)
+    alone = engram.service.search(query, MemoryFilter(project="chat"))
+    assert all(r.breakdown.neighbour == 0.0 for r in alone.results)
+    lent = {r.memory.id: r.score for r in alone.results}["trip"]
+    assert by_id["reply"].breakdown.neighbour == pytest.approx(lent)
 
 
 def test_a_question_naming_a_day_prefers_what_was_written_then(engram: Any) -> None:
