@@ -221,3 +221,16 @@ def test_real_desktop_search_and_context(qtbot: Any, data_dir: Path) -> None:
     finally:
         runner.shutdown()
         desktop.close()
+
+
+def test_why_a_result_matched_names_each_part_of_its_score() -> None:
+    from ui.popup import why_matched
+
+    memory = make_memory("Her name is Shadow!")
+    plain = SearchResult(memory, 0.5, ScoreBreakdown(0.41, 0.0, 0.0))
+    assert why_matched(plain) == "meaning 0.41"
+    beside = SearchResult(
+        memory, 0.6, ScoreBreakdown(0.41, 0.5, 0.0, asked_time=1.0, neighbour=0.7)
+    )
+    assert why_matched(beside) == "meaning 0.41 · words 0.50 · written then · beside a hit"
+    assert why_matched(SearchResult(memory, 0.0, ScoreBreakdown(0.0, 0.0, 0.0))) == "related"
