@@ -115,6 +115,7 @@ def retrieval_weights(settings: Settings) -> Weights:
         settings.get_float("retrieval.weight_file"),
         settings.get_float("retrieval.weight_time"),
         settings.get_float("retrieval.weight_neighbour"),
+        settings.get_float("retrieval.weight_says_when"),
     )
 
 

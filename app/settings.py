@@ -252,6 +252,14 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=1.0,
     ),
     Setting(
+        "retrieval.weight_says_when",
+        float,
+        0.1,
+        'Weight θ of a memory that says when ("two days ago") for a question asking when',
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
         "retrieval.weight_neighbour",
         float,
         0.2,

@@ -246,6 +246,11 @@ VARIANTS: dict[str, tuple[str, Patch, RetrieverKind]] = {
         _weights(file=0.0),
         RetrieverKind.HYBRID,
     ),
+    "no-says-when": (
+        "no says-when prior for questions asking when (θ = 0)",
+        _weights(says_when=0.0),
+        RetrieverKind.HYBRID,
+    ),
     "no-neighbours": (
         "no neighbours in time (λ = 0)",
         _weights(neighbour=0.0),

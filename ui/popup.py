@@ -112,6 +112,8 @@ def why_matched(result: Any) -> str:
         parts.append("project named")
     if breakdown.asked_time > 0:
         parts.append("written then")
+    if breakdown.says_when > 0:
+        parts.append("says when")
     if breakdown.neighbour > 0:
         parts.append("beside a hit")
     return " · ".join(parts) or "related"

@@ -54,6 +54,7 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
             "named_file": round(breakdown.named_file, 6),
             "asked_time": round(breakdown.asked_time, 6),
             "neighbour": round(breakdown.neighbour, 6),
+            "says_when": round(breakdown.says_when, 6),
             "matched_identifiers": list(breakdown.matched_identifiers),
             "sources": list(breakdown.sources),
             "best_chunk": breakdown.best_chunk,

@@ -18,7 +18,7 @@ class RetrieverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    """α, β, γ, δ, ε, ζ, η, λ of the score (their defaults are in the settings schema)."""
+    """α, β, γ, δ, ε, ζ, η, θ, λ of the score (their defaults are in the settings schema)."""
 
     dense: float
     lexical: float
@@ -28,6 +28,7 @@ class Weights:
     file: float = 0.0
     time: float = 0.0
     neighbour: float = 0.0
+    says_when: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class ScoreBreakdown:
     named_file: float = 0.0
     asked_time: float = 0.0
     neighbour: float = 0.0  # the best score of a memory written right before or after
+    says_when: float = 0.0  # 1: a question asking when, a memory saying when
 
 
 @dataclass(frozen=True)

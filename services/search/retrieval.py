@@ -1,14 +1,17 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
 score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent + ε·named_project
-+ ζ·named_file + η·asked_time + λ·neighbour (the `retrieval.weight_*` settings), where
++ ζ·named_file + η·asked_time + θ·says_when + λ·neighbour (the `retrieval.weight_*`
+settings), where
 type_intent is 1 when the query's wording asks for the memory's type ("design decisions
 behind …", see `intent`), named_project is 1 when a search over every project names the
 memory's project ("how do I cut a pydantic release"), named_file is 1 when the query
 names a file the memory's `file_refs` list (`pydantic/networks.py`), asked_time is 1 when
 the memory was written on the days the query asks about ("on 9 November, 2022", "in April
-2022", "last week"), and neighbour is the best score among the memories written right
-before and after it (`neighbours`: the turns of one conversation share a context).
+2022", "last week"), says_when is 1 when a question asks when ("when did…", "how long
+ago…") and the memory holds a dated phrase ("two days ago", "last Friday": what answers
+it), and neighbour is the best score among the memories written right before and after
+it (`neighbours`: the turns of one conversation share a context).
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
 memory, and returned with their score breakdown. When the embedder is down the search
@@ -42,6 +45,7 @@ from services.search.results import Weights as Weights
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
+from services.text.date_answers import is_temporal_question
 from services.text.dates import asked_range, local_date
 from services.text.identifiers import matches_file_ref, mentions, query_identifiers
 from services.text.stacktrace import key_line
@@ -231,7 +235,8 @@ class HybridRetriever:
             self._fill_dense(found.query_vector, memories, found.dense)
         named = self._named_projects(query, flt, kind)
         asked = self._asked_days(query, kind)
-        ranked = self._ranked(query, identifiers, memories, found, kind, named, asked)
+        dated = self._saying_when(query, memories, kind)
+        ranked = self._ranked(query, identifiers, memories, found, kind, named, asked, dated)
         if kind is RetrieverKind.HYBRID:
             ranked = with_neighbours_in_time(self.store, ranked, self.weights.neighbour, limit)
         results = answers_after_questions(self.store, ranked, flt, limit)
@@ -292,6 +297,20 @@ class HybridRetriever:
             return None
         return asked_range(query, datetime.now(UTC).date())
 
+    def _saying_when(
+        self, query: str, memories: dict[str, Memory], kind: RetrieverKind
+    ) -> frozenset[str]:
+        """For a question asking when, the candidates that say when (hold a dated phrase)."""
+        if kind is not RetrieverKind.HYBRID or not self.weights.says_when or not memories:
+            return frozenset()
+        if not is_temporal_question(query):
+            return frozenset()
+        try:
+            return frozenset(self.store.dated_among(list(memories)))
+        except EngramError as error:  # a prior, not a reason to fail the search
+            log.warning("could not look up which memories say when: %s", error)
+            return frozenset()
+
     def _named_projects(self, query: str, flt: MemoryFilter, kind: RetrieverKind) -> frozenset[str]:
         """The projects a search over every project names in its words ("pydantic",
         "vite's", `httpx/_main.py`); a scoped search, or a weight of 0, names none."""
@@ -315,12 +334,15 @@ class HybridRetriever:
         kind: RetrieverKind,
         named: frozenset[str] = frozenset(),
         asked: tuple[date, date] | None = None,
+        dated: frozenset[str] = frozenset(),
     ) -> list[SearchResult]:
         """Every memory scored on every component, best first."""
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
         best_lexical = max((score for score, _ in found.lexical.values()), default=0.0)
         results = [
-            self._scored(memory, found, identifiers, wanted_types, best_lexical, kind, named, asked)
+            self._scored(
+                memory, found, identifiers, wanted_types, best_lexical, kind, named, asked, dated
+            )
             for memory in memories.values()
         ]
         results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
@@ -336,6 +358,7 @@ class HybridRetriever:
         kind: RetrieverKind,
         named: frozenset[str] = frozenset(),
         asked: tuple[date, date] | None = None,
+        dated: frozenset[str] = frozenset(),
     ) -> SearchResult:
         """One memory's score and its breakdown."""
         dense_score, dense_chunk = found.dense.get(memory.id, (0.0, -1))
@@ -352,6 +375,7 @@ class HybridRetriever:
         project_score = 1.0 if memory.project is not None and memory.project in named else 0.0
         file_score = float(bool(in_files))
         time_score = float(asked is not None and _written_within(memory, asked))
+        when_score = float(memory.id in dated)
         if kind is RetrieverKind.DENSE:
             total = dense_score
         elif kind is RetrieverKind.LEXICAL:
@@ -364,6 +388,7 @@ class HybridRetriever:
                 + self.weights.project * project_score
                 + self.weights.file * file_score
                 + self.weights.time * time_score
+                + self.weights.says_when * when_score
             )
             if found.query_vector is not None:
                 total += self.weights.dense * dense_score
@@ -388,6 +413,7 @@ class HybridRetriever:
             project_score,
             file_score,
             time_score,
+            says_when=when_score,
         )
         return SearchResult(memory, total, breakdown)
 

@@ -108,6 +108,13 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         ChunkRow.delete().where(ChunkRow.memory_id == memory_id).execute()
         self._fts_delete(memory_id)
 
+    def dated_among(self, memory_ids: Sequence[str]) -> set[str]:
+        """Those of `memory_ids` whose text holds a dated phrase (`memory_time`)."""
+        from services.storage.time_index import dated_among
+
+        with self._reading():
+            return dated_among(self.database.connection(), memory_ids)
+
     def add(self, memory: Memory) -> Memory:
         """Store one new memory; an existing id is an error."""
         with self.writing():

@@ -84,6 +84,19 @@ def load_times(
     return found
 
 
+def dated_among(connection: sqlite3.Connection, memory_ids: Sequence[str]) -> set[str]:
+    """Those of `memory_ids` whose text holds a dated phrase ("two days ago", "last
+    Friday", "yesterday")."""
+    found: set[str] = set()
+    for batch in batches(list(dict.fromkeys(memory_ids))):
+        marks = ", ".join("?" for _ in batch)
+        rows = connection.execute(
+            f"SELECT DISTINCT memory_id FROM memory_time WHERE memory_id IN ({marks})", batch
+        ).fetchall()
+        found.update(str(row[0]) for row in rows)
+    return found
+
+
 def ids_with_times(connection: sqlite3.Connection) -> set[str]:
     return {str(r[0]) for r in connection.execute("SELECT DISTINCT memory_id FROM memory_time")}
 

@@ -126,6 +126,7 @@ def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
             + weights.file * b.named_file
             + weights.time * b.asked_time
             + weights.neighbour * b.neighbour
+            + weights.says_when * b.says_when
         )
         assert result.score == pytest.approx(expected)
         assert b.sources and set(b.sources) <= {"dense", "lexical", "identifier"}
@@ -243,6 +244,33 @@ def test_a_turn_written_right_after_a_strong_hit_borrows_part_of_its_score(
     assert all(r.breakdown.neighbour == 0.0 for r in alone.results)
     lent = {r.memory.id: r.score for r in alone.results}["trip"]
     assert by_id["reply"].breakdown.neighbour == pytest.approx(lent)
+
+
+def test_a_question_asking_when_prefers_the_memory_that_says_when(engram: Any) -> None:
+    notes = [
+        ("plans", "Caroline: The LGBTQ conference is all about support and community."),
+        ("went", "Caroline: I went to an LGBTQ conference two days ago, so moving!"),
+        ("art", "Caroline: I'm painting for the LGBTQ art show; the conference inspired it."),
+    ]
+    for number, (memory_id, content) in enumerate(notes):
+        engram.service.add(
+            {"id": memory_id, "type": "episode", "project": "chat", "content": content,
+             "created_at": f"2023-07-0{number + 1}T10:00:00+00:00"}
+        )  # fmt: skip
+    when = engram.service.search("When did Caroline go to the LGBTQ conference?")
+    by_id = {r.memory.id: r for r in when.results}
+    assert by_id["went"].breakdown.says_when == 1.0  # "two days ago" says when
+    assert by_id["plans"].breakdown.says_when == 0.0 and by_id["art"].breakdown.says_when == 0.0
+    assert ids(when)[0] == "went"
+    what = engram.service.search("What did Caroline think of the LGBTQ conference?")
+    assert all(r.breakdown.says_when == 0.0 for r in what.results)  # not asking when
+    engram.retriever.weights = replace(engram.retriever.weights, says_when=0.0)
+    unweighted = engram.service.search("When did Caroline go to the LGBTQ conference?")
+    assert all(r.breakdown.says_when == 0.0 for r in unweighted.results)
+    gap = {r.memory.id: r.score for r in when.results}["went"] - {
+        r.memory.id: r.score for r in unweighted.results
+    }["went"]
+    assert gap == pytest.approx(0.1)  # θ as shipped
 
 
 def test_a_question_naming_a_day_prefers_what_was_written_then(engram: Any) -> None:
