@@ -30,17 +30,63 @@ from services.storage.memories import MemoryStore
 from services.vectors.embeddings.base import Embedder
 from services.vectors.index import VectorIndex
 
+# Two later notes that replace one earlier note ("the floor is 3.9 now", then "3.9 is no
+# longer supported; 3.10") are steps of one change when written at least a day apart.
+CHAIN_STEP_S = 20 * 3600
+
 
 def replaced_by(store: MemoryStore, memory_ids: Iterable[str]) -> dict[str, str]:
     """Memory id → the memory an open conflict says holds instead of it (for every
-    open conflict with a holder that involves one of `memory_ids`)."""
+    open conflict with a holder that involves one of `memory_ids`). A holder that a
+    later holder of the same replaced memory followed by 20 hours or more is replaced in
+    turn by the newest of them: the floor raised twice makes the first raise history."""
+    asked = list(dict.fromkeys(memory_ids))
     found: dict[str, str] = {}
+    losers_of: dict[str, set[str]] = {}  # a holder among the asked → what it replaced
+    for loser, holder in _open_replacements(store, asked):
+        found.setdefault(loser, holder)
+        losers_of.setdefault(holder, set()).add(loser)
+    if losers_of:
+        for holder, newer in _later_co_holders(store, losers_of).items():
+            found.setdefault(holder, newer)
+    return found
+
+
+def _open_replacements(store: MemoryStore, memory_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(replaced, holder) of every open conflict with a holder about `memory_ids`."""
+    pairs: list[tuple[str, str]] = []
     for row in table.open_rows_about(store, memory_ids):
         record = record_of(row)
         if record.holder in (record.a, record.b):
-            loser = record.b if record.holder == record.a else record.a
-            found.setdefault(loser, record.holder)
-    return found
+            pairs.append((record.b if record.holder == record.a else record.a, record.holder))
+    return pairs
+
+
+def _later_co_holders(store: MemoryStore, losers_of: dict[str, set[str]]) -> dict[str, str]:
+    """Holder → the newest other holder of a memory it replaced, written a chain step
+    or more after it."""
+    replaced = sorted({loser for losers in losers_of.values() for loser in losers})
+    holders_of: dict[str, set[str]] = {}
+    for loser, holder in _open_replacements(store, replaced):
+        if loser in replaced:
+            holders_of.setdefault(loser, set()).add(holder)
+    if not any(len(holders) > 1 for holders in holders_of.values()):
+        return {}
+    written = store.get_many(sorted({h for hs in holders_of.values() for h in hs}))
+    newer: dict[str, str] = {}
+    for holder, losers in losers_of.items():
+        if holder not in written:
+            continue
+        rivals = [
+            written[other]
+            for loser in losers
+            for other in holders_of.get(loser, ())
+            if other != holder and other in written
+        ]
+        later = [m for m in rivals if written_at(m) - written_at(written[holder]) >= CHAIN_STEP_S]
+        if later:
+            newer[holder] = max(later, key=lambda m: (written_at(m), m.id)).id
+    return newer
 
 
 def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> SearchResponse:

@@ -187,3 +187,33 @@ def test_an_open_replacement_gets_no_warning_line_a_contradiction_does(engram: E
         table.record_flag(engram.store, new.id, other.id, "contradiction", None, now_iso(), "{}")
     [line] = alerts(engram.store, "w", [new.id])
     assert line.startswith("⚠") and new.id in line and other.id in line
+
+
+def test_two_later_replacements_of_one_note_are_steps_of_one_change(engram: Engram) -> None:
+    """3.8 → 3.9 and 3.8 → 3.10 were each recorded, 3.9 → 3.10 was not: the 3.9 note is
+    history too, shown as the 3.10 note and ranked below it, unless both were written
+    in one sitting (nothing then says which came second)."""
+    floor = {**FLOOR_NEW, "type": "constraint"}
+    first = engram.service.add({**FLOOR_OLD, "id": "p38", "created_at": "2024-02-06T10:00:00Z"})
+    raise_39 = engram.service.add(
+        {**floor, "id": "p39", "content": "3.8 removed.", "created_at": "2025-01-31T10:00:00Z"}
+    )
+    raise_310 = engram.service.add(
+        {**floor, "id": "p310", "content": "3.9 dropped.", "created_at": "2026-04-15T10:00:00Z"}
+    )
+    same_day = engram.service.add(
+        {**floor, "id": "p310b", "content": "3.9 gone.", "created_at": "2026-04-15T14:00:00Z"}
+    )
+    with engram.store.writing():
+        for later in (raise_39, raise_310):
+            table.record_flag(engram.store, first.id, later.id, "supersedes", later.id, "t", "{}")
+    holders = current_holders(engram.store, [first.id, raise_39.id, raise_310.id])
+    assert {k: v.id for k, v in holders.items()} == {first.id: "p310", raise_39.id: "p310"}
+    found = engram.service.search("python floor", limit=10)
+    order = [r.memory.id for r in found.results]
+    assert order.index("p310") < order.index("p39")
+    assert next(r for r in found.results if r.memory.id == "p39").outdated_by == "p310"
+    with engram.store.writing():
+        table.record_flag(engram.store, first.id, same_day.id, "supersedes", same_day.id, "t", "{}")
+    holders = current_holders(engram.store, [raise_310.id, same_day.id])
+    assert holders == {}  # four hours apart: no order between the two
