@@ -191,6 +191,15 @@ def test_a_plain_question_discounts_keyword_coincidences_a_code_name_does_not(
     assert hit.breakdown.lexical > hit.breakdown.dense / floor  # kept whole
 
 
+def _add_turns(engram: Any, turns: list[tuple[str, str, str]]) -> None:
+    """Conversation turns (id, written at, content) as episodes of the project "chat"."""
+    for memory_id, at, content in turns:
+        engram.service.add(
+            {"id": memory_id, "type": "episode", "project": "chat", "created_at": at,
+             "content": content}
+        )  # fmt: skip
+
+
 def test_the_memory_written_after_a_question_follows_it(engram: Any) -> None:
     turns = [
         ("q1", "2023-05-08T13:56:00+00:00", "Tim: Who's your favorite basketball player?"),
@@ -199,11 +208,7 @@ def test_the_memory_written_after_a_question_follows_it(engram: Any) -> None:
         ("q2", "2023-05-08T14:00:00+00:00", "John: What is your favorite basketball team?"),
         ("late", "2023-05-09T09:00:00+00:00", "Tim: The Celtics, since forever."),
     ]
-    for memory_id, at, content in turns:
-        engram.service.add(
-            {"id": memory_id, "type": "episode", "project": "chat", "created_at": at,
-             "content": content}
-        )  # fmt: skip
+    _add_turns(engram, turns)
     found = engram.service.search("favorite basketball player", MemoryFilter(project="chat"))
     order = ids(found)
     assert order.index("a1") == order.index("q1") + 1  # the answer follows its question
@@ -226,11 +231,7 @@ def test_a_turn_written_right_after_a_strong_hit_borrows_part_of_its_score(
         ("later", "2023-11-10T18:30:00+00:00", "Tim: Off to bed, night!"),
         ("far", "2023-11-14T09:00:00+00:00", "John: The new library's architecture is bland."),
     ]
-    for memory_id, at, content in turns:
-        engram.service.add(
-            {"id": memory_id, "type": "episode", "project": "chat", "created_at": at,
-             "content": content}
-        )  # fmt: skip
+    _add_turns(engram, turns)
     query = "castle trip UK architecture"
     found = engram.service.search(query, MemoryFilter(project="chat"))
     by_id = {r.memory.id: r for r in found.results}
