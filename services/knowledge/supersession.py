@@ -65,9 +65,9 @@ def _open_replacements(store: MemoryStore, memory_ids: Sequence[str]) -> list[tu
 def _later_co_holders(store: MemoryStore, losers_of: dict[str, set[str]]) -> dict[str, str]:
     """Holder → the newest other holder of a memory it replaced, written a chain step
     or more after it."""
-    replaced = sorted({loser for losers in losers_of.values() for loser in losers})
+    replaced = {loser for losers in losers_of.values() for loser in losers}
     holders_of: dict[str, set[str]] = {}
-    for loser, holder in _open_replacements(store, replaced):
+    for loser, holder in _open_replacements(store, sorted(replaced)):
         if loser in replaced:
             holders_of.setdefault(loser, set()).add(holder)
     if not any(len(holders) > 1 for holders in holders_of.values()):

@@ -303,7 +303,7 @@ class HybridRetriever:
         """For a question asking when, the candidates that say when (hold a dated phrase)."""
         if kind is not RetrieverKind.HYBRID or not self.weights.says_when or not memories:
             return frozenset()
-        if not is_temporal_question(query):
+        if not is_temporal_question(query):  # cheap, so asked before the lookup
             return frozenset()
         try:
             return frozenset(self.store.dated_among(list(memories)))

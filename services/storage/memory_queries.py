@@ -120,75 +120,67 @@ class MemoryQueries(SqliteStore):
         """Memory id → the memory of the same project written right after it (by time,
         then by order of writing, so turns imported with one timestamp keep their
         order), when that is at most `within_s` seconds later."""
-        with self._reading():
-            return {
-                memory_id: found
-                for memory_id in dict.fromkeys(ids)
-                if (found := self._adjacent(memory_id, within_s, later=True)) is not None
-            }
+        return {
+            memory_id: after
+            for memory_id, (_, after) in self._before_and_after(ids, within_s).items()
+            if after is not None
+        }
 
     def written_around(self, ids: Sequence[str], within_s: float) -> dict[str, tuple[str, ...]]:
         """Memory id → the memories of the same project written right before and right
-        after it (as `written_next` orders them), each at most `within_s` seconds away.
-        One query: the rows within `within_s` of each memory, by the time index."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        with self._reading():
-            marks = self.database.execute_sql(
-                f"SELECT id, created_ts FROM memory WHERE id IN ({', '.join('?' * len(wanted))})",
-                wanted,
-            ).fetchall()
-            if not marks:
-                return {}
-            ranges = " OR ".join("created_ts BETWEEN ? AND ?" for _ in marks)
-            bounds = [b for _, ts in marks for b in (ts - within_s, ts + within_s)]
-            rows = self.database.execute_sql(
-                f"SELECT id, project, created_ts, rowid FROM memory WHERE {ranges}", bounds
-            ).fetchall()
-        by_project: dict[Any, list[tuple[float, int, str]]] = {}
-        for memory_id, project, created_ts, rowid in rows:
-            by_project.setdefault(project, []).append((created_ts, rowid, str(memory_id)))
-        position: dict[str, tuple[Any, int]] = {}
-        for project, items in by_project.items():
-            items.sort()
-            for index, (_, _, memory_id) in enumerate(items):
-                position[memory_id] = (project, index)
+        after it (as `written_next` orders them), each at most `within_s` seconds away."""
         found: dict[str, tuple[str, ...]] = {}
-        for memory_id in wanted:
-            if memory_id not in position:
-                continue
-            project, index = position[memory_id]
-            items = by_project[project]
-            created_ts = items[index][0]
-            around = tuple(
-                items[other][2]
-                for other in (index - 1, index + 1)
-                if 0 <= other < len(items) and abs(items[other][0] - created_ts) <= within_s
-            )
+        for memory_id, pair in self._before_and_after(ids, within_s).items():
+            around = tuple(neighbour for neighbour in pair if neighbour is not None)
             if around:
                 found[memory_id] = around
         return found
 
-    def _adjacent(self, memory_id: str, within_s: float, later: bool) -> str | None:
-        if later:
-            sql = (
-                "SELECT n.id FROM memory q JOIN memory n ON n.project IS q.project "
-                "AND (n.created_ts > q.created_ts "
-                "OR (n.created_ts = q.created_ts AND n.rowid > q.rowid)) "
-                "WHERE q.id = ? AND n.created_ts <= q.created_ts + ? "
-                "ORDER BY n.created_ts, n.rowid LIMIT 1"
+    def _before_and_after(
+        self, ids: Sequence[str], within_s: float
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """Memory id → (written right before, written right after) in its project, each
+        within `within_s` seconds: the rows near each memory read by the time index, in
+        one query per batch of ids, ordered by time and then by order of writing."""
+        wanted = list(dict.fromkeys(ids))
+        rows: list[tuple[Any, ...]] = []
+        with self._reading():
+            for batch in batches(wanted, 400):  # two bounds a memory: under SQLite's limit
+                marks = self.database.execute_sql(
+                    f"SELECT created_ts FROM memory WHERE id IN ({', '.join('?' * len(batch))})",
+                    batch,
+                ).fetchall()
+                if not marks:
+                    continue
+                ranges = " OR ".join("created_ts BETWEEN ? AND ?" for _ in marks)
+                bounds = [b for (ts,) in marks for b in (ts - within_s, ts + within_s)]
+                rows.extend(
+                    self.database.execute_sql(
+                        f"SELECT id, project, created_ts, rowid FROM memory WHERE {ranges}",
+                        bounds,
+                    ).fetchall()
+                )
+        timelines: dict[Any, list[tuple[float, int, str]]] = {}
+        for memory_id, project, created_ts, rowid in set(rows):
+            timelines.setdefault(project, []).append((created_ts, rowid, str(memory_id)))
+        place: dict[str, tuple[list[tuple[float, int, str]], int]] = {}
+        for timeline in timelines.values():
+            timeline.sort()
+            for index, (_, _, memory_id) in enumerate(timeline):
+                place[memory_id] = (timeline, index)
+        found: dict[str, tuple[str | None, str | None]] = {}
+        for memory_id in wanted:
+            if memory_id not in place:
+                continue
+            timeline, index = place[memory_id]
+            at = timeline[index][0]
+            before = timeline[index - 1] if index > 0 else None
+            after = timeline[index + 1] if index + 1 < len(timeline) else None
+            found[memory_id] = (
+                before[2] if before and at - before[0] <= within_s else None,
+                after[2] if after and after[0] - at <= within_s else None,
             )
-        else:
-            sql = (
-                "SELECT n.id FROM memory q JOIN memory n ON n.project IS q.project "
-                "AND (n.created_ts < q.created_ts "
-                "OR (n.created_ts = q.created_ts AND n.rowid < q.rowid)) "
-                "WHERE q.id = ? AND n.created_ts >= q.created_ts - ? "
-                "ORDER BY n.created_ts DESC, n.rowid DESC LIMIT 1"
-            )
-        row = self.database.execute_sql(sql, [memory_id, within_s]).fetchone()
-        return None if row is None else str(row[0])
+        return found
 
     def count(self, flt: MemoryFilter | None = None) -> int:
         with self._reading():
