@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from services.knowledge.claim_polarity import Polarity, clashing_terms, read_polarity
@@ -243,35 +243,61 @@ RETIRING = re.compile(
     r"\breplaced by\b|\bnot supported\b|\bunsupported\b|\breverted\b",
     re.IGNORECASE,
 )
-_RETIRING_REACH = 40  # characters either side of a name
+_RETIRING_REACH = 20  # characters either side of a name: about three words
+_NAME_GOES_ON = re.compile(r"\w|[.:]+\w")  # `axum::serve` is not `axum::server::bind`
 
 
 def retired_names(earlier: PairText, later: PairText) -> set[str]:
     """Names the earlier note relies on that the later one retires ("3.9 is no longer
     supported", "moved off pdm", "`Serve::tcp_nodelay` is gone", "passing a path to
     `verify=` is deprecated"): a code name, version or tool the earlier note uses
-    without retiring it, written in the later note next to retiring wording."""
+    without retiring it, written in the later note next to retiring wording. A name is
+    matched whole (`axum::serve` is not the start of `axum::server`), and a file both
+    notes are about is their subject, never what the later one retires."""
     earlier_text = f"{earlier.memory.title}\n{earlier.memory.content[:READ_CHARS]}".lower()
     candidates = set(later.names) | set(earlier.versions)
     candidates |= {name.split()[0] for name in earlier.names if " " in name}
     candidates -= STOPWORDS  # "the" of `the client` is no name
+    candidates -= _shared_files(earlier.memory, later.memory)
     return {
         name
         for name in candidates
         if len(name) >= 3
-        and name in earlier_text
+        and any(True for _ in _occurrences(earlier_text, name))
         and _near_retiring(later.plain, name)
         and not _near_retiring(earlier_text, name)
     }
 
 
-def _near_retiring(text: str, name: str) -> bool:
+def _shared_files(first: Memory, second: Memory) -> set[str]:
+    """The files both memories refer to, as paths and as file names, lower case."""
+    shared = {path.lower() for path in set(first.file_refs) & set(second.file_refs)}
+    return shared | {path.rsplit("/", 1)[-1] for path in shared}
+
+
+def _occurrences(text: str, name: str) -> Iterator[int]:
+    """Where `name` stands whole in `text`: not inside a longer word or qualified name."""
     at = text.find(name)
     while at >= 0:
+        end = at + len(name)
+        starts_clear = (
+            not (name[0].isalnum() or name[0] == "_")
+            or at == 0
+            or not (text[at - 1].isalnum() or text[at - 1] == "_")
+        )
+        ends_clear = not (name[-1].isalnum() or name[-1] == "_") or not _NAME_GOES_ON.match(
+            text, end
+        )
+        if starts_clear and ends_clear:
+            yield at
+        at = text.find(name, at + 1)
+
+
+def _near_retiring(text: str, name: str) -> bool:
+    for at in _occurrences(text, name):
         start = max(0, at - _RETIRING_REACH)
         if RETIRING.search(text[start : at + len(name) + _RETIRING_REACH]):
             return True
-        at = text.find(name, at + 1)
     return False
 
 

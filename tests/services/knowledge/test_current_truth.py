@@ -106,12 +106,18 @@ def test_the_context_shows_the_newest_holder_in_place_of_what_it_replaced(
     assert ContextAssembler(2000).assemble(prediction).tiers[0].placed  # no judge: as predicted
 
 
-def _pair_text(content: str, title: str, created_at: str) -> Any:
+def _pair_text(content: str, title: str, created_at: str, files: tuple[str, ...] = ()) -> Any:
     from services.knowledge.pair_features import read_pair_text
     from services.memory import memory_from_dict
 
     memory, problems = memory_from_dict(
-        {"content": content, "title": title, "type": "workflow", "created_at": created_at},
+        {
+            "content": content,
+            "title": title,
+            "type": "workflow",
+            "created_at": created_at,
+            "file_refs": list(files),
+        },
         "test",
     )
     assert memory is not None, problems
@@ -160,6 +166,17 @@ def test_a_later_note_that_retires_what_the_earlier_relies_on(
         ),
         # a plain word is no name
         ("Run the tests with `the suite runner`.", "The old way is gone; the docs moved."),
+        # a name is matched whole: `axum::serve` is not the start of `axum::server`
+        (
+            "Nagle off: `axum::serve(listener, app).tcp_nodelay(true)`.",
+            "No more `axum::server::bind(..)`. Bind a TcpListener yourself and hand it "
+            "to `axum::serve`.",
+        ),
+        # retiring wording a few words off is about something else
+        (
+            "Call `decodeBlurhash` with named options.",
+            "`decodeBlurhash` treats a missing pin and a deleted one the same way.",
+        ),
     ],
 )
 def test_nothing_is_retired_without_a_name_the_earlier_relies_on(earlier: str, later: str) -> None:
@@ -168,6 +185,53 @@ def test_nothing_is_retired_without_a_name_the_earlier_relies_on(earlier: str, l
     first = _pair_text(earlier, "before", "2024-03-12T10:00:00+00:00")
     second = _pair_text(later, "after", "2024-11-07T10:00:00+00:00")
     assert retired_names(first, second) == set()
+
+
+def test_a_file_both_notes_are_about_is_never_what_is_retired() -> None:
+    from services.knowledge.pair_features import retired_names
+
+    earlier = "go.mod says `go 1.15` on purpose: old toolchains import us."
+    later = "The yaml module moved; go.mod dropped gopkg.in/yaml.v3 for go.yaml.in/yaml/v3."
+    files = ("go.mod",)
+    first = _pair_text(earlier, "go directive", "2024-03-12T10:00:00+00:00", files)
+    second = _pair_text(later, "yaml moved", "2025-06-01T10:00:00+00:00", files)
+    assert "go.mod" not in retired_names(first, second)
+    alone = (
+        _pair_text(earlier, "go directive", "2024-03-12T10:00:00+00:00"),
+        _pair_text(later, "yaml moved", "2025-06-01T10:00:00+00:00"),
+    )
+    assert "go.mod" in retired_names(*alone)  # a file only one of them is about can go
+
+
+def test_a_tool_migration_about_the_same_files_is_recorded_when_embedded(real: Engram) -> None:
+    """A move to another tool names the new tool in other words, so the two notes are
+    far apart as vectors; the retired tool and the shared files say it is a change."""
+    files = ["Makefile", "pyproject.toml"]
+    old = real.service.add(
+        {
+            "project": "five",
+            "type": "workflow",
+            "title": "dev env setup (pdm)",
+            "content": "Dev env: `make install` and pdm installs every dependency group "
+            "plus the pre-commit hooks. After touching deps run `pdm lock` and commit it.",
+            "file_refs": [*files, "pdm.lock"],
+            "created_at": "2024-03-12T09:00:00+00:00",
+        }
+    )
+    new = real.service.add(
+        {
+            "project": "five",
+            "type": "workflow",
+            "title": "switched to uv",
+            "content": "Moved off pdm this evening, all tooling is uv now. `make install` = "
+            "`uv sync --frozen` + pre-commit; refresh with `uv lock --upgrade`.",
+            "file_refs": [*files, "uv.lock"],
+            "created_at": "2024-11-07T22:40:00+00:00",
+        }
+    )
+    [record] = _records(real, old.id, new.id)
+    assert (record.kind, record.holder) == ("supersedes", new.id)
+    assert record.evidence["retired"] == ["pdm"]
 
 
 def test_an_open_replacement_gets_no_warning_line_a_contradiction_does(engram: Engram) -> None:
