@@ -260,6 +260,15 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=1.0,
     ),
     Setting(
+        "retrieval.weight_says_change",
+        float,
+        0.1,
+        'Weight μ of a memory worded as a change ("moved off pdm") for a search asking'
+        " what holds now",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
         "retrieval.weight_neighbour",
         float,
         0.2,

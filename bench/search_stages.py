@@ -251,6 +251,21 @@ VARIANTS: dict[str, tuple[str, Patch, RetrieverKind]] = {
         _weights(says_when=0.0),
         RetrieverKind.HYBRID,
     ),
+    "no-says-change": (
+        "no says-what-changed prior for searches asking what holds now (μ = 0)",
+        _weights(says_change=0.0),
+        RetrieverKind.HYBRID,
+    ),
+    "says-change-0.05": (
+        "says-what-changed prior at μ 0.05 (0.1)",
+        _weights(says_change=0.05),
+        RetrieverKind.HYBRID,
+    ),
+    "says-change-0.2": (
+        "says-what-changed prior at μ 0.2 (0.1)",
+        _weights(says_change=0.2),
+        RetrieverKind.HYBRID,
+    ),
     "no-neighbours": (
         "no neighbours in time (λ = 0)",
         _weights(neighbour=0.0),

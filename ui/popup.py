@@ -114,6 +114,8 @@ def why_matched(result: Any) -> str:
         parts.append("written then")
     if breakdown.says_when > 0:
         parts.append("says when")
+    if breakdown.says_change > 0:
+        parts.append("says what changed")
     if breakdown.neighbour > 0:
         parts.append("beside a hit")
     return " · ".join(parts) or "related"

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from app.composition import open_engram  # noqa: E402
 from app.desktop import Desktop  # noqa: E402
-from services.rem.cycle import RemContext, run_operations  # noqa: E402
 from services.memories.transfer import parse_import  # noqa: E402
+from services.rem.cycle import RemContext, run_operations  # noqa: E402
 from ui.add_dialog import AddMemoryDialog  # noqa: E402
 from ui.browser import MemoryBrowser  # noqa: E402
 from ui.main import DesktopApp  # noqa: E402

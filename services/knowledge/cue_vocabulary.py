@@ -237,22 +237,3 @@ STOPWORDS = FUNCTION_WORDS | frozenset(
     we're whatever anyone anything something nothing always often sometimes usually
     default first last next up""".split()
 )
-
-# Wording that says something changed, in the many ways people write it (broader than
-# CHANGE_WORDING, whose every hit moves a cue score: this one only says a note is
-# worded as a change or a correction).
-SPOKEN_CHANGE = re.compile(
-    r"\bno longer\b|\bnot any ?more\b|\banymore\b|\bis gone\b|\bare gone\b|\bwent away\b|"
-    r"\bgone in\b|\bdropped\b|\bdrops\b|\bremoved\b|\bremoves\b|\bdeleted\b|\bretired\b|"
-    r"\bbumped\b|\bbump(?:s|ing)? (?:to|the)\b|\braised\b|\blowered\b|"
-    r"\bmoved (?:off|to|from|into)\b|"
-    r"\bswitched\b|\bswitch(?:ing)? to\b|\bmigrated\b|\breplac(?:ed|es|ing)\b|\breverted\b|"
-    r"\brevert(?:s|ing)?\b|\brolled back\b|\bundone\b|\bturns out\b|\bturned out\b|"
-    r"\bactually\b|\bsoftens?\b|\bnarrow(?:ed|s)\b|\bwiden(?:ed|s)\b|\bfolded into\b|"
-    r"\bfolded in\b|\binstead\b|\bused to\b|\bpreviously\b|\bformerly\b|\bnow\b|"
-    r"\bas of\b|\bstarting (?:with|from|in)\b|\bfrom now on\b|\bgoing forward\b|"
-    r"\bdeprecat(?:ed|es|ing)\b|\bno more\b|\bnot needed\b|\bcan go\b|\bnew default\b|"
-    r"\bchanged\b|\bupgraded\b|\bdowngraded\b|\bupdated to\b|\bsuperseded\b|"
-    r"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|\bmerged\b|\blanded\b",
-    re.IGNORECASE,
-)

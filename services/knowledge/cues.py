@@ -51,12 +51,12 @@ from services.knowledge.cue_vocabulary import (
     SECONDS,
     SIZE,
     SIZE_UNITS,
-    SPOKEN_CHANGE,
     STOPWORDS,
     TEAM,
     TEAM_WORDS,
     WORD,
 )
+from services.text.change_wording import SPOKEN_CHANGE
 from services.text.words import UNSURE_PHRASES, code_spans
 from services.text.words import sentences as split_sentences
 

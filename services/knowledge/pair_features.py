@@ -20,10 +20,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from services.knowledge.claim_polarity import Polarity, clashing_terms, read_polarity
-from services.knowledge.cue_vocabulary import SPOKEN_CHANGE
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
 from services.memory import Memory, parse_time
+from services.text.change_wording import SPOKEN_CHANGE
 from services.text.words import STOPWORDS, UNSURE_PHRASES, code_spans, without_code, without_fences
 from services.text.words import sentences as split_sentences
 

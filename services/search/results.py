@@ -18,7 +18,7 @@ class RetrieverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    """α, β, γ, δ, ε, ζ, η, θ, λ of the score (their defaults are in the settings schema)."""
+    """α, β, γ, δ, ε, ζ, η, θ, λ, μ of the score (their defaults are in the settings schema)."""
 
     dense: float
     lexical: float
@@ -29,6 +29,7 @@ class Weights:
     time: float = 0.0
     neighbour: float = 0.0
     says_when: float = 0.0
+    says_change: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class ScoreBreakdown:
     asked_time: float = 0.0
     neighbour: float = 0.0  # the best score of a memory written right before or after
     says_when: float = 0.0  # 1: a question asking when, a memory saying when
+    says_change: float = 0.0  # 1: a search asking what holds now, a memory worded as a change
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
 score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent + ε·named_project
-+ ζ·named_file + η·asked_time + θ·says_when + λ·neighbour (the `retrieval.weight_*`
-settings), where
++ ζ·named_file + η·asked_time + θ·says_when + μ·says_change + λ·neighbour (the
+`retrieval.weight_*` settings), where
 type_intent is 1 when the query's wording asks for the memory's type ("design decisions
 behind …", see `intent`), named_project is 1 when a search over every project names the
 memory's project ("how do I cut a pydantic release"), named_file is 1 when the query
@@ -10,8 +10,11 @@ names a file the memory's `file_refs` list (`pydantic/networks.py`), asked_time 
 the memory was written on the days the query asks about ("on 9 November, 2022", "in April
 2022", "last week"), says_when is 1 when a question asks when ("when did…", "how long
 ago…") and the memory holds a dated phrase ("two days ago", "last Friday": what answers
-it), and neighbour is the best score among the memories written right before and after
-it (`neighbours`: the turns of one conversation share a context).
+it), says_change is 1 when a search asks what holds now ("… now", "is it still …?") and
+the memory is worded as a change ("moved off pdm", "no longer supported": where the
+current answer is written, `change_wording`), and neighbour is the best score among
+the memories written right before and after it (`neighbours`: the turns of one
+conversation share a context).
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
 memory, and returned with their score breakdown. When the embedder is down the search
@@ -45,6 +48,7 @@ from services.search.results import Weights as Weights
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
+from services.text.change_wording import asks_what_holds_now, says_change
 from services.text.date_answers import is_temporal_question
 from services.text.dates import asked_range, local_date
 from services.text.identifiers import matches_file_ref, mentions, query_identifiers
@@ -236,7 +240,10 @@ class HybridRetriever:
         named = self._named_projects(query, flt, kind)
         asked = self._asked_days(query, kind)
         dated = self._saying_when(query, memories, kind)
-        ranked = self._ranked(query, identifiers, memories, found, kind, named, asked, dated)
+        changed = self._saying_change(query, memories, kind)
+        ranked = self._ranked(
+            query, identifiers, memories, found, kind, named, asked, dated, changed
+        )
         if kind is RetrieverKind.HYBRID:
             ranked = with_neighbours_in_time(self.store, ranked, self.weights.neighbour, limit)
         results = answers_after_questions(self.store, ranked, flt, limit)
@@ -311,6 +318,20 @@ class HybridRetriever:
             log.warning("could not look up which memories say when: %s", error)
             return frozenset()
 
+    def _saying_change(
+        self, query: str, memories: dict[str, Memory], kind: RetrieverKind
+    ) -> frozenset[str]:
+        """For a search asking what holds now, the candidates worded as a change."""
+        if kind is not RetrieverKind.HYBRID or not self.weights.says_change or not memories:
+            return frozenset()
+        if not asks_what_holds_now(query):
+            return frozenset()
+        return frozenset(
+            memory.id
+            for memory in memories.values()
+            if says_change(f"{memory.title}\n{memory.content}")
+        )
+
     def _named_projects(self, query: str, flt: MemoryFilter, kind: RetrieverKind) -> frozenset[str]:
         """The projects a search over every project names in its words ("pydantic",
         "vite's", `httpx/_main.py`); a scoped search, or a weight of 0, names none."""
@@ -335,13 +356,23 @@ class HybridRetriever:
         named: frozenset[str] = frozenset(),
         asked: tuple[date, date] | None = None,
         dated: frozenset[str] = frozenset(),
+        changed: frozenset[str] = frozenset(),
     ) -> list[SearchResult]:
         """Every memory scored on every component, best first."""
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
         best_lexical = max((score for score, _ in found.lexical.values()), default=0.0)
         results = [
             self._scored(
-                memory, found, identifiers, wanted_types, best_lexical, kind, named, asked, dated
+                memory,
+                found,
+                identifiers,
+                wanted_types,
+                best_lexical,
+                kind,
+                named,
+                asked,
+                dated,
+                changed,
             )
             for memory in memories.values()
         ]
@@ -359,6 +390,7 @@ class HybridRetriever:
         named: frozenset[str] = frozenset(),
         asked: tuple[date, date] | None = None,
         dated: frozenset[str] = frozenset(),
+        changed: frozenset[str] = frozenset(),
     ) -> SearchResult:
         """One memory's score and its breakdown."""
         dense_score, dense_chunk = found.dense.get(memory.id, (0.0, -1))
@@ -376,6 +408,7 @@ class HybridRetriever:
         file_score = float(bool(in_files))
         time_score = float(asked is not None and _written_within(memory, asked))
         when_score = float(memory.id in dated)
+        change_score = float(memory.id in changed)
         if kind is RetrieverKind.DENSE:
             total = dense_score
         elif kind is RetrieverKind.LEXICAL:
@@ -389,6 +422,7 @@ class HybridRetriever:
                 + self.weights.file * file_score
                 + self.weights.time * time_score
                 + self.weights.says_when * when_score
+                + self.weights.says_change * change_score
             )
             if found.query_vector is not None:
                 total += self.weights.dense * dense_score
@@ -414,6 +448,7 @@ class HybridRetriever:
             file_score,
             time_score,
             says_when=when_score,
+            says_change=change_score,
         )
         return SearchResult(memory, total, breakdown)
 

@@ -233,4 +233,6 @@ def test_why_a_result_matched_names_each_part_of_its_score() -> None:
         memory, 0.6, ScoreBreakdown(0.41, 0.5, 0.0, asked_time=1.0, neighbour=0.7)
     )
     assert why_matched(beside) == "meaning 0.41 · words 0.50 · written then · beside a hit"
+    changed = SearchResult(memory, 0.2, ScoreBreakdown(0.0, 0.0, 0.0, says_change=1.0))
+    assert why_matched(changed) == "says what changed"
     assert why_matched(SearchResult(memory, 0.0, ScoreBreakdown(0.0, 0.0, 0.0))) == "related"

@@ -127,6 +127,7 @@ def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
             + weights.time * b.asked_time
             + weights.neighbour * b.neighbour
             + weights.says_when * b.says_when
+            + weights.says_change * b.says_change
         )
         assert result.score == pytest.approx(expected)
         assert b.sources and set(b.sources) <= {"dense", "lexical", "identifier"}
@@ -245,6 +246,36 @@ def test_a_turn_written_right_after_a_strong_hit_borrows_part_of_its_score(
     assert all(r.breakdown.neighbour == 0.0 for r in alone.results)
     lent = {r.memory.id: r.score for r in alone.results}["trip"]
     assert by_id["reply"].breakdown.neighbour == pytest.approx(lent)
+
+
+def test_a_search_asking_what_holds_now_prefers_the_memory_worded_as_a_change(
+    engram: Any,
+) -> None:
+    notes = [
+        ("setup", "Dev env: `make install` sets up the environment and its lockfile."),
+        ("moved", "Moved off pdm: the dev environment's `make install` runs uv sync."),
+        ("docs", "The docs build runs from the dev environment with `make docs`."),
+    ]
+    for memory_id, content in notes:
+        engram.service.add(
+            {"id": memory_id, "type": "workflow", "project": "p", "content": content}
+        )
+    scoped = MemoryFilter(project="p")
+    now = engram.service.search("how is the dev environment set up now", scoped)
+    by_id = {r.memory.id: r for r in now.results}
+    assert by_id["moved"].breakdown.says_change == 1.0
+    assert by_id["setup"].breakdown.says_change == 0.0 == by_id["docs"].breakdown.says_change
+    asked_still = engram.service.search("is the dev environment still set up with make?", scoped)
+    assert {r.memory.id for r in asked_still.results if r.breakdown.says_change} == {"moved"}
+    symptom = engram.service.search("the dev environment still breaks on make install", scoped)
+    assert all(r.breakdown.says_change == 0.0 for r in symptom.results)  # no question
+    engram.retriever.weights = replace(engram.retriever.weights, says_change=0.0)
+    unweighted = engram.service.search("how is the dev environment set up now", scoped)
+    assert all(r.breakdown.says_change == 0.0 for r in unweighted.results)
+    gap = {r.memory.id: r.score for r in now.results}["moved"] - {
+        r.memory.id: r.score for r in unweighted.results
+    }["moved"]
+    assert gap == pytest.approx(0.1)  # the default μ
 
 
 def test_a_question_asking_when_prefers_the_memory_that_says_when(engram: Any) -> None:

@@ -1,0 +1,59 @@
+"""Wording that says something changed, and questions that ask what holds now.
+
+A note worded as a change or a correction ("bumped to", "moved off", "no longer", "is
+gone", "now") is how people record that something replaced what was true before; the
+cues and the pair features read it when they judge two notes, and the search prefers
+such notes for a question asking what holds now ("which node versions can run vite
+now", "is the dev environment still managed with pdm?"), since it is where the current
+answer is written. "Still" asks about the present only in a question: "python still
+rejects the internal site" reports a symptom.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Broader than the cues' CHANGE_WORDING, whose every hit moves a cue score: this one only
+# says a note is worded as a change or a correction.
+SPOKEN_CHANGE = re.compile(
+    r"\bno longer\b|\bnot any ?more\b|\banymore\b|\bis gone\b|\bare gone\b|\bwent away\b|"
+    r"\bgone in\b|\bdropped\b|\bdrops\b|\bremoved\b|\bremoves\b|\bdeleted\b|\bretired\b|"
+    r"\bbumped\b|\bbump(?:s|ing)? (?:to|the)\b|\braised\b|\blowered\b|"
+    r"\bmoved (?:off|to|from|into)\b|"
+    r"\bswitched\b|\bswitch(?:ing)? to\b|\bmigrated\b|\breplac(?:ed|es|ing)\b|\breverted\b|"
+    r"\brevert(?:s|ing)?\b|\brolled back\b|\bundone\b|\bturns out\b|\bturned out\b|"
+    r"\bactually\b|\bsoftens?\b|\bnarrow(?:ed|s)\b|\bwiden(?:ed|s)\b|\bfolded into\b|"
+    r"\bfolded in\b|\binstead\b|\bused to\b|\bpreviously\b|\bformerly\b|\bnow\b|"
+    r"\bas of\b|\bstarting (?:with|from|in)\b|\bfrom now on\b|\bgoing forward\b|"
+    r"\bdeprecat(?:ed|es|ing)\b|\bno more\b|\bnot needed\b|\bcan go\b|\bnew default\b|"
+    r"\bchanged\b|\bupgraded\b|\bdowngraded\b|\bupdated to\b|\bsuperseded\b|"
+    r"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|\bmerged\b|\blanded\b",
+    re.IGNORECASE,
+)
+
+_NOW = re.compile(
+    r"\bnow\b|\bcurrently\b|\bnowadays\b|\bthese days\b|\bat the moment\b|"
+    r"\bany ?more\b|\blatest\b",
+    re.IGNORECASE,
+)
+_STILL = re.compile(r"\bstill\b", re.IGNORECASE)
+_QUESTION_START = re.compile(  # at the start or after a comma: "…, is that still the way"
+    r"(?:^|[,;:(]|\s[—–-])\s*(?:is|are|was|were|can|could|do|does|did|should|must|will|would|has|have|"
+    r"how|what|which|where|who|why|when)\b",
+    re.IGNORECASE,
+)
+
+
+def says_change(text: str) -> bool:
+    """Whether `text` is worded as a change or a correction."""
+    return SPOKEN_CHANGE.search(text) is not None
+
+
+def asks_what_holds_now(query: str) -> bool:
+    """Whether a search asks what is true now: it says "now", "currently", "these days",
+    "anymore", "latest", or asks a question with "still" in it."""
+    if _NOW.search(query):
+        return True
+    if not _STILL.search(query):
+        return False
+    return query.rstrip().endswith("?") or _QUESTION_START.search(query) is not None

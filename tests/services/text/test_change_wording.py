@@ -1,0 +1,54 @@
+"""Which searches ask what holds now, and which notes are worded as a change."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.text.change_wording import asks_what_holds_now, says_change
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "which node versions can run vite now",
+        "lowest python version pydantic supports now",
+        "what does the team use for linting these days",
+        "is the dev environment still managed with pdm",
+        "pointing verify at a CA bundle file path, is that still the way",
+        "can I still do httpx.Client(app=my_asgi_app) in tests?",
+        "do we need async_trait anymore",
+        "Currently, what is the MSRV",
+    ],
+)
+def test_asking_what_holds_now(query: str) -> None:
+    assert asks_what_holds_now(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "installed the company root cert but python still rejects the internal site",
+        "the build still fails after the bump",  # a symptom, not a question
+        "minimum supported rust version",
+        "known pitfalls in the router",
+        "snowfall nowhere notwithstanding",  # the words inside other words
+    ],
+)
+def test_not_asking_what_holds_now(query: str) -> None:
+    assert not asks_what_holds_now(query)
+
+
+def test_notes_worded_as_a_change() -> None:
+    assert says_change("Moved off pdm this evening; all tooling is uv now.")
+    assert says_change("3.9 is no longer supported.")
+    assert says_change("`Serve::tcp_nodelay` is gone in 0.8.")
+    assert not says_change("Pool defaults: max_connections=100, keepalive_expiry=5 s.")
+
+
+@given(st.text(max_size=300))
+def test_any_text_is_read_without_error(text: str) -> None:
+    assert isinstance(asks_what_holds_now(text), bool)
+    assert isinstance(says_change(text), bool)
+    assert asks_what_holds_now(text + " now")  # "now" as a word always asks
