@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from services.text.words import QUESTION_WORDS
+
 # Broader than the cues' CHANGE_WORDING, whose every hit moves a cue score: this one only
 # says a note is worded as a change or a correction.
 SPOKEN_CHANGE = re.compile(
@@ -37,11 +39,8 @@ _NOW = re.compile(
     re.IGNORECASE,
 )
 _STILL = re.compile(r"\bstill\b", re.IGNORECASE)
-_QUESTION_START = re.compile(  # at the start or after a comma: "…, is that still the way"
-    r"(?:^|[,;:(]|\s[—–-])\s*(?:is|are|was|were|can|could|do|does|did|should|must|will|would|has|have|"
-    r"how|what|which|where|who|why|when)\b",
-    re.IGNORECASE,
-)
+# At the start or after a comma: "…, is that still the way".
+_QUESTION_START = re.compile(rf"(?:^|[,;:(]|\s[—–-])\s*(?:{QUESTION_WORDS})\b", re.IGNORECASE)
 
 
 def says_change(text: str) -> bool:

@@ -20,7 +20,7 @@ import shlex
 from dataclasses import dataclass
 
 from services.text.stacktrace import error_in_text, key_line
-from services.text.words import STOPWORDS, normalised
+from services.text.words import QUESTION_WORDS, STOPWORDS, normalised
 from services.types import MemoryType
 
 MAX_USER_MESSAGE_CHARS = 2_000
@@ -55,11 +55,7 @@ _DOUBT = re.compile(
     r"would you|let me know)\b",
     re.I,
 )
-_QUESTION_START = re.compile(
-    r"^(?:should|shall|could|would|can|do|does|did|is|are|was|were|what|which|why|how|"
-    r"when|where|who|will|have|has|any)\b",
-    re.I,
-)
+_QUESTION_START = re.compile(rf"^(?:{QUESTION_WORDS}|any)\b", re.I)
 _CONDITIONAL_START = re.compile(r"^(?:if|when|unless|once|until|whenever)\b", re.I)
 
 # Either speaker: explicit commitments.

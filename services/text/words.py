@@ -44,6 +44,11 @@ UNSURE_PHRASES = (
     r"\bwe were told\b"
 )
 _UNSURE = re.compile(UNSURE_PHRASES, re.IGNORECASE)
+# The words a question in English starts with.
+QUESTION_WORDS = (
+    "should|shall|could|would|can|do|does|did|is|are|was|were|will|have|has|must|"
+    "what|which|why|how|when|where|who"
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE_END = re.compile(r"(?<=[.!?;])\s+")
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
