@@ -46,7 +46,7 @@ UNSURE_PHRASES = (
 _UNSURE = re.compile(UNSURE_PHRASES, re.IGNORECASE)
 # The words a question in English starts with.
 QUESTION_WORDS = (
-    "should|shall|could|would|can|do|does|did|is|are|was|were|will|have|has|must|"
+    "should|shall|could|would|can|do|does|did|is|are|was|were|will|have|has|"
     "what|which|why|how|when|where|who"
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
