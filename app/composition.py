@@ -117,6 +117,7 @@ def retrieval_weights(settings: Settings) -> Weights:
         settings.get_float("retrieval.weight_neighbour"),
         settings.get_float("retrieval.weight_says_when"),
         settings.get_float("retrieval.weight_says_change"),
+        settings.get_float("retrieval.weight_speaker"),
     )
 
 

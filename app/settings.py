@@ -269,6 +269,14 @@ SCHEMA: tuple[Setting, ...] = (
         maximum=1.0,
     ),
     Setting(
+        "retrieval.weight_speaker",
+        float,
+        0.1,
+        'Weight ν of a conversation turn ("Caroline: …") spoken by a person the search names',
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
         "retrieval.weight_neighbour",
         float,
         0.2,

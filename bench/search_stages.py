@@ -266,6 +266,11 @@ VARIANTS: dict[str, tuple[str, Patch, RetrieverKind]] = {
         _weights(says_change=0.2),
         RetrieverKind.HYBRID,
     ),
+    "no-speaker": (
+        "no prior for turns spoken by a person the question names (ν = 0)",
+        _weights(speaker=0.0),
+        RetrieverKind.HYBRID,
+    ),
     "no-neighbours": (
         "no neighbours in time (λ = 0)",
         _weights(neighbour=0.0),

@@ -116,6 +116,8 @@ def why_matched(result: Any) -> str:
         parts.append("says when")
     if breakdown.says_change > 0:
         parts.append("says what changed")
+    if breakdown.speaker > 0:
+        parts.append("said by the person named")
     if breakdown.neighbour > 0:
         parts.append("beside a hit")
     return " · ".join(parts) or "related"

@@ -56,6 +56,7 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
             "neighbour": round(breakdown.neighbour, 6),
             "says_when": round(breakdown.says_when, 6),
             "says_change": round(breakdown.says_change, 6),
+            "speaker": round(breakdown.speaker, 6),
             "matched_identifiers": list(breakdown.matched_identifiers),
             "sources": list(breakdown.sources),
             "best_chunk": breakdown.best_chunk,

@@ -18,7 +18,7 @@ class RetrieverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    """α, β, γ, δ, ε, ζ, η, θ, λ, μ of the score (their defaults are in the settings schema)."""
+    """α, β, γ, δ, ε, ζ, η, θ, λ, μ, ν of the score (their defaults are in the settings schema)."""
 
     dense: float
     lexical: float
@@ -30,6 +30,7 @@ class Weights:
     neighbour: float = 0.0
     says_when: float = 0.0
     says_change: float = 0.0
+    speaker: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class ScoreBreakdown:
     neighbour: float = 0.0  # the best score of a memory written right before or after
     says_when: float = 0.0  # 1: a question asking when, a memory saying when
     says_change: float = 0.0  # 1: a search asking what holds now, a memory worded as a change
+    speaker: float = 0.0  # 1: a conversation turn spoken by a person the question names
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """`HybridRetriever`: dense (Chroma) + lexical (FTS5 BM25) + code-identifier match.
 
 score = α·dense + β·bm25_normalised + γ·identifier_match + δ·type_intent + ε·named_project
-+ ζ·named_file + η·asked_time + θ·says_when + μ·says_change + λ·neighbour (the
-`retrieval.weight_*` settings), where
++ ζ·named_file + η·asked_time + θ·says_when + μ·says_change + ν·speaker + λ·neighbour
+(the `retrieval.weight_*` settings), where
 type_intent is 1 when the query's wording asks for the memory's type ("design decisions
 behind …", see `intent`), named_project is 1 when a search over every project names the
 memory's project ("how do I cut a pydantic release"), named_file is 1 when the query
@@ -12,7 +12,9 @@ the memory was written on the days the query asks about ("on 9 November, 2022", 
 ago…") and the memory holds a dated phrase ("two days ago", "last Friday": what answers
 it), says_change is 1 when a search asks what holds now ("… now", "is it still …?") and
 the memory is worded as a change ("moved off pdm", "no longer supported": where the
-current answer is written, `change_wording`), and neighbour is the best score among
+current answer is written, `change_wording`), speaker is 1 when the memory is a
+conversation turn ("Caroline: I went…") spoken by a person the query names
+(`speakers`), and neighbour is the best score among
 the memories written right before and after it (`neighbours`: the turns of one
 conversation share a context).
 Candidates come from all three sources, are filtered once in SQLite, scored on every
@@ -52,6 +54,7 @@ from services.text.change_wording import asks_what_holds_now, says_change
 from services.text.date_answers import is_temporal_question
 from services.text.dates import asked_range, local_date
 from services.text.identifiers import matches_file_ref, mentions, query_identifiers
+from services.text.speakers import names_in, said_by_named
 from services.text.stacktrace import key_line
 from services.types import MemoryType
 from services.vectors.embeddings.base import Embedder, Vectors
@@ -241,8 +244,9 @@ class HybridRetriever:
         asked = self._asked_days(query, kind)
         dated = self._saying_when(query, memories, kind)
         changed = self._saying_change(query, memories, kind)
+        spoken = self._spoken_by_named(query, memories, kind)
         ranked = self._ranked(
-            query, identifiers, memories, found, kind, named, asked, dated, changed
+            query, identifiers, memories, found, kind, named, asked, dated, changed, spoken
         )
         if kind is RetrieverKind.HYBRID:
             ranked = with_neighbours_in_time(self.store, ranked, self.weights.neighbour, limit)
@@ -332,6 +336,21 @@ class HybridRetriever:
             if says_change(f"{memory.title}\n{memory.content}")
         )
 
+    def _spoken_by_named(
+        self, query: str, memories: dict[str, Memory], kind: RetrieverKind
+    ) -> frozenset[str]:
+        """The candidates that are conversation turns spoken by a person the query names."""
+        if kind is not RetrieverKind.HYBRID or not self.weights.speaker or not memories:
+            return frozenset()
+        names = names_in(query)
+        if not names:
+            return frozenset()
+        return frozenset(
+            memory.id
+            for memory in memories.values()
+            if memory.type is MemoryType.EPISODE and said_by_named(memory.content, names)
+        )
+
     def _named_projects(self, query: str, flt: MemoryFilter, kind: RetrieverKind) -> frozenset[str]:
         """The projects a search over every project names in its words ("pydantic",
         "vite's", `httpx/_main.py`); a scoped search, or a weight of 0, names none."""
@@ -357,6 +376,7 @@ class HybridRetriever:
         asked: tuple[date, date] | None = None,
         dated: frozenset[str] = frozenset(),
         changed: frozenset[str] = frozenset(),
+        spoken: frozenset[str] = frozenset(),
     ) -> list[SearchResult]:
         """Every memory scored on every component, best first."""
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
@@ -373,6 +393,7 @@ class HybridRetriever:
                 asked,
                 dated,
                 changed,
+                spoken,
             )
             for memory in memories.values()
         ]
@@ -391,6 +412,7 @@ class HybridRetriever:
         asked: tuple[date, date] | None = None,
         dated: frozenset[str] = frozenset(),
         changed: frozenset[str] = frozenset(),
+        spoken: frozenset[str] = frozenset(),
     ) -> SearchResult:
         """One memory's score and its breakdown."""
         dense_score, dense_chunk = found.dense.get(memory.id, (0.0, -1))
@@ -409,6 +431,7 @@ class HybridRetriever:
         time_score = float(asked is not None and _written_within(memory, asked))
         when_score = float(memory.id in dated)
         change_score = float(memory.id in changed)
+        speaker_score = float(memory.id in spoken)
         if kind is RetrieverKind.DENSE:
             total = dense_score
         elif kind is RetrieverKind.LEXICAL:
@@ -423,6 +446,7 @@ class HybridRetriever:
                 + self.weights.time * time_score
                 + self.weights.says_when * when_score
                 + self.weights.says_change * change_score
+                + self.weights.speaker * speaker_score
             )
             if found.query_vector is not None:
                 total += self.weights.dense * dense_score
@@ -449,6 +473,7 @@ class HybridRetriever:
             time_score,
             says_when=when_score,
             says_change=change_score,
+            speaker=speaker_score,
         )
         return SearchResult(memory, total, breakdown)
 

@@ -235,4 +235,6 @@ def test_why_a_result_matched_names_each_part_of_its_score() -> None:
     assert why_matched(beside) == "meaning 0.41 · words 0.50 · written then · beside a hit"
     changed = SearchResult(memory, 0.2, ScoreBreakdown(0.0, 0.0, 0.0, says_change=1.0))
     assert why_matched(changed) == "says what changed"
+    spoken = SearchResult(memory, 0.2, ScoreBreakdown(0.0, 0.0, 0.0, speaker=1.0))
+    assert why_matched(spoken) == "said by the person named"
     assert why_matched(SearchResult(memory, 0.0, ScoreBreakdown(0.0, 0.0, 0.0))) == "related"

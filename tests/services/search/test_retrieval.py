@@ -128,6 +128,7 @@ def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
             + weights.neighbour * b.neighbour
             + weights.says_when * b.says_when
             + weights.says_change * b.says_change
+            + weights.speaker * b.speaker
         )
         assert result.score == pytest.approx(expected)
         assert b.sources and set(b.sources) <= {"dense", "lexical", "identifier"}
@@ -276,6 +277,26 @@ def test_a_search_asking_what_holds_now_prefers_the_memory_worded_as_a_change(
         r.memory.id: r.score for r in unweighted.results
     }["moved"]
     assert gap == pytest.approx(0.1)  # the default μ
+
+
+def test_a_question_naming_a_person_prefers_what_that_person_said(engram: Any) -> None:
+    _add_turns(
+        engram,
+        [
+            ("hers", "2023-07-01T10:00:00+00:00", "Caroline: I painted a sunrise over the lake."),
+            ("his", "2023-07-01T10:05:00+00:00", "Melanie: Caroline painted a lake sunrise!"),
+        ],
+    )
+    chat = MemoryFilter(project="chat")
+    found = engram.service.search("What did Caroline paint at the lake?", chat)
+    by_id = {r.memory.id: r for r in found.results}
+    assert by_id["hers"].breakdown.speaker == 1.0 and by_id["his"].breakdown.speaker == 0.0
+    assert ids(found)[0] == "hers"
+    plain = engram.service.search("what was painted at the lake", chat)
+    assert all(r.breakdown.speaker == 0.0 for r in plain.results)  # nobody named
+    engram.retriever.weights = replace(engram.retriever.weights, speaker=0.0)
+    unweighted = engram.service.search("What did Caroline paint at the lake?", chat)
+    assert all(r.breakdown.speaker == 0.0 for r in unweighted.results)
 
 
 def test_a_question_asking_when_prefers_the_memory_that_says_when(engram: Any) -> None:
