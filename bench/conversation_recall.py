@@ -489,7 +489,7 @@ def main() -> None:
     body = (
         f"## Conversation recall (LoCoMo, {len(conversations)} conversations, {len(turns):,} "
         f"turns, {len(questions):,} questions)\n\n"
-        "A check on a public benchmark; no weight is fitted to it (λ and θ were each compared "
+        "A check on a public benchmark; no weight is fitted to it (λ, θ and ν were each compared "
         "at three values here, see the hand note). Each turn is one `episode` "
         "memory, each question searches its own conversation (scoped). dense = cosine on "
         f"the same vectors; mix = {MIX_DENSE}·cosine + {MIX_LEXICAL}·BM25/best (plain Okapi); "
