@@ -27,21 +27,20 @@ flagged in the search metrics.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections import OrderedDict, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
 
 import numpy as np
 
-from services.errors import EmbedderUnavailable, EngramError, VectorStoreUnavailable
+from services.errors import EmbedderUnavailable, VectorStoreUnavailable
 from services.filters import MemoryFilter
 from services.memory import Memory
 from services.search.answers import answers_after_questions
 from services.search.intent import intended_types
 from services.search.neighbours import with_neighbours_in_time
+from services.search.priors import Priors, read_priors
 from services.search.results import RetrieverKind as RetrieverKind
 from services.search.results import ScoreBreakdown as ScoreBreakdown
 from services.search.results import SearchResponse as SearchResponse
@@ -50,11 +49,7 @@ from services.search.results import Weights as Weights
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
-from services.text.change_wording import asks_what_holds_now, says_change
-from services.text.date_answers import is_temporal_question
-from services.text.dates import asked_range, local_date
 from services.text.identifiers import matches_file_ref, mentions, query_identifiers
-from services.text.speakers import names_in, said_by_named
 from services.text.stacktrace import key_line
 from services.types import MemoryType
 from services.vectors.embeddings.base import Embedder, Vectors
@@ -67,7 +62,6 @@ MAX_QUERY_IDENTIFIERS = 8
 QUERY_VECTOR_CACHE = 256
 IDENTIFIER_CANDIDATES = 20
 MAX_QUERY_EMBED_CHARS = 160
-MAX_PROJECT_WORDS = 32
 # A question in plain words (no code names) that shares words with a memory whose
 # meaning is far from it has met a coincidence ("server", "host", "keys"): its keyword
 # score counts in proportion to the meaning, in full from this cosine up. Chosen
@@ -75,7 +69,6 @@ MAX_PROJECT_WORDS = 32
 # unscoped 0.906 -> 0.910); queries naming code keep their keyword score whole, and so
 # does a memory whose vector is still being written (there is no meaning to judge by).
 PLAIN_QUESTION_MEANING_FLOOR = 0.3
-_NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]")
 
 
 def focused_query(query: str) -> str:
@@ -240,14 +233,12 @@ class HybridRetriever:
         memories = self.store.filter_ids(found.ids(), flt)
         if kind is RetrieverKind.HYBRID and found.query_vector is not None:
             self._fill_dense(found.query_vector, memories, found.dense)
-        named = self._named_projects(query, flt, kind)
-        asked = self._asked_days(query, kind)
-        dated = self._saying_when(query, memories, kind)
-        changed = self._saying_change(query, memories, kind)
-        spoken = self._spoken_by_named(query, memories, kind)
-        ranked = self._ranked(
-            query, identifiers, memories, found, kind, named, asked, dated, changed, spoken
+        priors = (
+            read_priors(self.store, self.weights, query, flt, memories)
+            if kind is RetrieverKind.HYBRID
+            else Priors()
         )
+        ranked = self._ranked(query, identifiers, memories, found, kind, priors)
         if kind is RetrieverKind.HYBRID:
             ranked = with_neighbours_in_time(self.store, ranked, self.weights.neighbour, limit)
         results = answers_after_questions(self.store, ranked, flt, limit)
@@ -302,69 +293,6 @@ class HybridRetriever:
             flags.append("fallback_lexical")
         return found
 
-    def _asked_days(self, query: str, kind: RetrieverKind) -> tuple[date, date] | None:
-        """The days the query asks about, if it names a time and the weight counts."""
-        if kind is not RetrieverKind.HYBRID or not self.weights.time:
-            return None
-        return asked_range(query, datetime.now(UTC).date())
-
-    def _saying_when(
-        self, query: str, memories: dict[str, Memory], kind: RetrieverKind
-    ) -> frozenset[str]:
-        """For a question asking when, the candidates that say when (hold a dated phrase)."""
-        if kind is not RetrieverKind.HYBRID or not self.weights.says_when or not memories:
-            return frozenset()
-        if not is_temporal_question(query):  # cheap, so asked before the lookup
-            return frozenset()
-        try:
-            return frozenset(self.store.dated_among(list(memories)))
-        except EngramError as error:  # a prior, not a reason to fail the search
-            log.warning("could not look up which memories say when: %s", error)
-            return frozenset()
-
-    def _saying_change(
-        self, query: str, memories: dict[str, Memory], kind: RetrieverKind
-    ) -> frozenset[str]:
-        """For a search asking what holds now, the candidates worded as a change."""
-        if kind is not RetrieverKind.HYBRID or not self.weights.says_change or not memories:
-            return frozenset()
-        if not asks_what_holds_now(query):
-            return frozenset()
-        return frozenset(
-            memory.id
-            for memory in memories.values()
-            if says_change(f"{memory.title}\n{memory.content}")
-        )
-
-    def _spoken_by_named(
-        self, query: str, memories: dict[str, Memory], kind: RetrieverKind
-    ) -> frozenset[str]:
-        """The candidates that are conversation turns spoken by a person the query names."""
-        if kind is not RetrieverKind.HYBRID or not self.weights.speaker or not memories:
-            return frozenset()
-        names = names_in(query)
-        if not names:
-            return frozenset()
-        return frozenset(
-            memory.id
-            for memory in memories.values()
-            if memory.type is MemoryType.EPISODE and said_by_named(memory.content, names)
-        )
-
-    def _named_projects(self, query: str, flt: MemoryFilter, kind: RetrieverKind) -> frozenset[str]:
-        """The projects a search over every project names in its words ("pydantic",
-        "vite's", `httpx/_main.py`); a scoped search, or a weight of 0, names none."""
-        if flt.project is not None or kind is not RetrieverKind.HYBRID or not self.weights.project:
-            return frozenset()
-        words = [word for word in dict.fromkeys(_NAME_WORD.findall(query)) if len(word) >= 3]
-        words = words[:MAX_PROJECT_WORDS]
-        candidates = words + [form(word) for word in words for form in (str.lower, str.capitalize)]
-        try:
-            return frozenset(self.store.projects_among(candidates))
-        except EngramError as error:  # a prior, not a reason to fail the search
-            log.warning("could not look up projects named in the query: %s", error)
-            return frozenset()
-
     def _ranked(
         self,
         query: str,
@@ -372,29 +300,13 @@ class HybridRetriever:
         memories: dict[str, Memory],
         found: _Candidates,
         kind: RetrieverKind,
-        named: frozenset[str] = frozenset(),
-        asked: tuple[date, date] | None = None,
-        dated: frozenset[str] = frozenset(),
-        changed: frozenset[str] = frozenset(),
-        spoken: frozenset[str] = frozenset(),
+        priors: Priors,
     ) -> list[SearchResult]:
         """Every memory scored on every component, best first."""
         wanted_types = intended_types(query) if kind is RetrieverKind.HYBRID else frozenset()
         best_lexical = max((score for score, _ in found.lexical.values()), default=0.0)
         results = [
-            self._scored(
-                memory,
-                found,
-                identifiers,
-                wanted_types,
-                best_lexical,
-                kind,
-                named,
-                asked,
-                dated,
-                changed,
-                spoken,
-            )
+            self._scored(memory, found, identifiers, wanted_types, best_lexical, kind, priors)
             for memory in memories.values()
         ]
         results.sort(key=lambda r: (-r.score, -r.memory.confidence, r.memory.id))
@@ -408,11 +320,7 @@ class HybridRetriever:
         wanted_types: frozenset[MemoryType],
         best_lexical: float,
         kind: RetrieverKind,
-        named: frozenset[str] = frozenset(),
-        asked: tuple[date, date] | None = None,
-        dated: frozenset[str] = frozenset(),
-        changed: frozenset[str] = frozenset(),
-        spoken: frozenset[str] = frozenset(),
+        priors: Priors,
     ) -> SearchResult:
         """One memory's score and its breakdown."""
         dense_score, dense_chunk = found.dense.get(memory.id, (0.0, -1))
@@ -426,12 +334,12 @@ class HybridRetriever:
         matched = tuple(i for i in identifiers if i in in_files or _text_mentions(memory, i))
         identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
         intent_score = 1.0 if memory.type in wanted_types else 0.0
-        project_score = 1.0 if memory.project is not None and memory.project in named else 0.0
+        project_score = float(memory.project is not None and memory.project in priors.named)
         file_score = float(bool(in_files))
-        time_score = float(asked is not None and _written_within(memory, asked))
-        when_score = float(memory.id in dated)
-        change_score = float(memory.id in changed)
-        speaker_score = float(memory.id in spoken)
+        time_score = float(priors.written_then(memory))
+        when_score = float(memory.id in priors.dated)
+        change_score = float(memory.id in priors.changed)
+        speaker_score = float(memory.id in priors.spoken)
         if kind is RetrieverKind.DENSE:
             total = dense_score
         elif kind is RetrieverKind.LEXICAL:
@@ -499,14 +407,6 @@ class HybridRetriever:
             for memory_id, vector in found.items():
                 similarity = float(np.dot(vector, query_vector))
                 dense[memory_id] = (max(0.0, similarity), -1)
-
-
-def _written_within(memory: Memory, days: tuple[date, date]) -> bool:
-    try:
-        written = local_date(memory.created_at)
-    except (TypeError, ValueError):
-        return False
-    return days[0] <= written <= days[1]
 
 
 def _text_mentions(memory: Memory, identifier: str) -> bool:
