@@ -63,6 +63,10 @@ def _no_hooks(stack: ExitStack, engrams: list[Engram]) -> None:
         _set(stack, engram.service, "result_hooks", ())
 
 
+def _no_short_forms(stack: ExitStack, engrams: list[Engram]) -> None:
+    _set(stack, retrieval, "other_forms", lambda text: [])
+
+
 def _no_pruning(stack: ExitStack, engrams: list[Engram]) -> None:
     _set(stack, fulltext, "COMMON_TERM_SHARE", 1.0)
     _set(stack, fulltext, "MAX_MATCH_TERMS", 64)
@@ -269,6 +273,11 @@ VARIANTS: dict[str, tuple[str, Patch, RetrieverKind]] = {
     "no-speaker": (
         "no prior for turns spoken by a person the question names (ν = 0)",
         _weights(speaker=0.0),
+        RetrieverKind.HYBRID,
+    ),
+    "no-short-forms": (
+        "keyword stage without the other forms of abbreviated words (deps, env, binary)",
+        _no_short_forms,
         RetrieverKind.HYBRID,
     ),
     "no-neighbours": (

@@ -50,6 +50,7 @@ from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
 from services.text.identifiers import matches_file_ref, mentions, query_identifiers
+from services.text.short_forms import other_forms
 from services.text.stacktrace import key_line
 from services.types import MemoryType
 from services.vectors.embeddings.base import Embedder, Vectors
@@ -196,8 +197,8 @@ class HybridRetriever:
             flags.append("fts_unavailable")
         else:
             error_line = key_line(query)
-            acronyms = [] if error_line else spelled_out_acronyms(query)
-            for hit in self.store.lexical(error_line or query, pool, project, acronyms):
+            extra = [] if error_line else spelled_out_acronyms(query) + other_forms(query)
+            for hit in self.store.lexical(error_line or query, pool, project, extra):
                 lexical[hit.memory_id] = (hit.score, hit.chunk_index)
             for identifier in identifiers:
                 phrase = identifier.rsplit("/", 1)[-1]

@@ -156,8 +156,9 @@ class FullTextIndex(SqliteStore):
     ) -> list[LexicalHit]:
         """Best BM25 hits for free text, one per memory (its best row). Very common
         words are left out of the match: they barely move BM25 and cost the most.
-        `extra` words (acronyms the text spells out) join the match after that choice,
-        so a rare one cannot push the text's own words out."""
+        `extra` words (acronyms the text spells out, the other forms of its abbreviated
+        words) join the match after that choice, so a rare one cannot push the text's
+        own words out."""
         if not self.fts_available():
             return []
         scope = f"project : {project_token(project)} AND " if project is not None else ""

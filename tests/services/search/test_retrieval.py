@@ -109,6 +109,13 @@ def test_a_question_spelling_out_an_acronym_finds_the_note_that_uses_it(engram: 
     assert found.results[0].breakdown.lexical == 1.0
 
 
+def test_a_question_spelling_out_a_word_finds_the_note_that_abbreviates_it(engram: Any) -> None:
+    engram.service.add({"id": "deps", "type": "workflow", "content": "Bump deps with `uv lock`."})
+    engram.service.add({"id": "other", "type": "fact", "content": "Nightly builds the macros."})
+    found = engram.service.search("how to upgrade dependencies", kind=RetrieverKind.LEXICAL)
+    assert ids(found)[0] == "deps"
+
+
 def test_breakdown_adds_up_to_the_score(loaded: Any) -> None:
     weights = loaded.retriever.weights
     response = loaded.service.search("WAL mode readers writer design decision", limit=10)
