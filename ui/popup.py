@@ -97,6 +97,18 @@ def snippet(content: str, query: str, limit: int = SNIPPET_CHARS) -> str:
     return code_spans(escaped)
 
 
+# The parts of a score the popup names without a number, and how it says each.
+_PRIORS_SAID = (
+    ("intent", "type asked for"),
+    ("named_project", "project named"),
+    ("asked_time", "written then"),
+    ("says_when", "says when"),
+    ("says_change", "says what changed"),
+    ("speaker", "said by the person named"),
+    ("neighbour", "beside a hit"),
+)
+
+
 def why_matched(result: Any) -> str:
     breakdown = result.breakdown
     parts = []
@@ -106,20 +118,7 @@ def why_matched(result: Any) -> str:
         parts.append(f"words {breakdown.lexical:.2f}")
     if breakdown.matched_identifiers:
         parts.append("names: " + ", ".join(breakdown.matched_identifiers[:3]))
-    if breakdown.intent > 0:
-        parts.append("type asked for")
-    if breakdown.named_project > 0:
-        parts.append("project named")
-    if breakdown.asked_time > 0:
-        parts.append("written then")
-    if breakdown.says_when > 0:
-        parts.append("says when")
-    if breakdown.says_change > 0:
-        parts.append("says what changed")
-    if breakdown.speaker > 0:
-        parts.append("said by the person named")
-    if breakdown.neighbour > 0:
-        parts.append("beside a hit")
+    parts += [said for part, said in _PRIORS_SAID if getattr(breakdown, part) > 0]
     return " · ".join(parts) or "related"
 
 

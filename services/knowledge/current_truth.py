@@ -59,7 +59,7 @@ RETIRED_AT = 0.6
 # pdm" against a pdm workflow, both about the Makefile and pyproject.toml): a tool
 # migration words its new tool in other words, so the vectors and the scorer see little
 # in common. From this score the reading counts when a file is shared.
-RETIRED_WITH_FILE_AT: float | None = 0.3
+RETIRED_WITH_FILE_AT = 0.3
 _NAME = re.compile(r"[A-Za-z_][\w.:/-]*[A-Za-z0-9_]")
 _QUALIFIER = re.compile(r"::|[./]")
 MIN_LAST_SEGMENT = 4  # `axum_extra::extract::Host` is about `Host`; `a.b.io` is about nothing
@@ -173,9 +173,8 @@ def _replacement(
     cues = compare(reading_of(earlier), reading_of(later))
     pair = features(old, new, cosine, cues)
     # One scoring at the lowest bar (below REPLACES_AT); the higher bars read the score.
-    low_bar = RETIRED_AT
-    if RETIRED_WITH_FILE_AT is not None and set(earlier.file_refs) & set(later.file_refs):
-        low_bar = min(low_bar, RETIRED_WITH_FILE_AT)
+    shares_file = bool(set(earlier.file_refs) & set(later.file_refs))
+    low_bar = RETIRED_WITH_FILE_AT if shares_file else RETIRED_AT
     flagged_low, score = is_conflict(pair, (old, new), low_bar)
     if kind_of(old, new, pair) != "supersedes" or not _same_subject(earlier, later):
         return None

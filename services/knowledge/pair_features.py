@@ -263,7 +263,7 @@ def retired_names(earlier: PairText, later: PairText) -> set[str]:
         name
         for name in candidates
         if len(name) >= 3
-        and any(True for _ in _occurrences(earlier_text, name))
+        and next(_occurrences(earlier_text, name), None) is not None
         and _near_retiring(later.plain, name)
         and not _near_retiring(earlier_text, name)
     }

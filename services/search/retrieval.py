@@ -14,9 +14,9 @@ it), says_change is 1 when a search asks what holds now ("… now", "is it still
 the memory is worded as a change ("moved off pdm", "no longer supported": where the
 current answer is written, `change_wording`), speaker is 1 when the memory is a
 conversation turn ("Caroline: I went…") spoken by a person the query names
-(`speakers`), and neighbour is the best score among
-the memories written right before and after it (`neighbours`: the turns of one
-conversation share a context).
+(`speakers`), and neighbour is the best score among the memories written right before
+and after it (`neighbours`: the turns of one conversation share a context). The priors
+are read once a search (`priors`).
 Candidates come from all three sources, are filtered once in SQLite, scored on every
 component (a lexical-only candidate still gets its dense similarity), de-duplicated by
 memory, and returned with their score breakdown. When the embedder is down the search
