@@ -60,21 +60,30 @@ def key(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a < b else (b, a)
 
 
-def load(data: Path, corpus: bool) -> tuple[dict, dict, dict]:
+def load(data: Path | list[Path], corpus: bool) -> tuple[dict, dict, dict]:
+    """Memories, labels and vectors of one or more sets in real-dev's format (the first
+    is `data`; `--with` adds others), with corpus-2k's when `corpus`."""
+    sets = data if isinstance(data, list) else [data]
     memories = {}
-    sets = [(data / "memories.jsonl", data / "pairs.jsonl")]
-    if corpus:
-        sets.append((CORPUS / "memories.jsonl", CORPUS / "contradictions.jsonl"))
     labels = {}
-    for memory_file, pair_file in sets:
+    groups = []
+    pair_sets = [(d / "memories.jsonl", d / "pairs.jsonl") for d in sets]
+    if corpus:
+        pair_sets.append((CORPUS / "memories.jsonl", CORPUS / "contradictions.jsonl"))
+    for memory_file, pair_file in pair_sets:
         for index, record in enumerate(read_jsonl(memory_file)):
             memory, problems = memory_from_dict(record, f"{memory_file.name}:{index + 1}")
             assert memory is not None, problems
             memories[memory.id] = memory
         labels.update({key(p["a"], p["b"]): p for p in read_jsonl(pair_file)})
-    for negative in read_jsonl(data / "dup_negatives.jsonl"):
-        labels.setdefault(key(negative["a"], negative["b"]), {"label": "dup_negative"})
-    groups = read_jsonl(data / "duplicates.jsonl")
+    for d in sets:
+        for negative in read_jsonl(d / "dup_negatives.jsonl"):
+            labels.setdefault(key(negative["a"], negative["b"]), {"label": "dup_negative"})
+        groups += read_jsonl(d / "duplicates.jsonl")
+        if (d / "not_counted.jsonl").exists():
+            UNLABELLED.update(key(x["a"], x["b"]) for x in read_jsonl(d / "not_counted.jsonl"))
+        if d != DATA:
+            REAL_PROJECTS.update(m["project"] for m in read_jsonl(d / "memories.jsonl"))
     if corpus:
         groups += read_jsonl(CORPUS / "duplicates.jsonl")
     for group in groups:
@@ -279,11 +288,19 @@ def main() -> None:
     parser.add_argument("--hard", type=float, default=HARD, help="weight of labelled pairs")
     parser.add_argument("--verbose", action="store_true", help="list misses and false flags")
     parser.add_argument("--neighbours", type=int, default=conflicts.NEIGHBOURS)
+    parser.add_argument(
+        "--with",
+        dest="also",
+        action="append",
+        default=[],
+        help="another set in real-dev's format to fit on as well (its projects become folds)",
+    )
     args = parser.parse_args()
     TARGET = args.target
     L2 = args.l2 if args.l2 is not None else L2
     HARD = args.hard
-    memories, labels, vectors = load(DATA, corpus=not args.no_corpus)
+    sets = [DATA, *(Path(d).resolve() for d in args.also)]
+    memories, labels, vectors = load(sets, corpus=not args.no_corpus)
     LABELLED.update(labels)
     rows = candidate_rows(memories, vectors, args.neighbours)
     positives_total: dict[str, int] = defaultdict(int)
@@ -376,6 +393,35 @@ def joint_report(rows, labels, positives_total, memories) -> None:
         print(
             f"joint, duplicate claim {claim}: flagged {len(flagged)}, true {true}, "
             f"recall {true / total:.3f}, precision {true / max(1, len(flagged)):.3f}"
+        )
+
+    def logit(x: float) -> float:
+        x = min(max(x, 1e-9), 1 - 1e-9)
+        return float(np.log(x / (1 - x)))
+
+    dup_total = sum(
+        1
+        for pair, label in labels.items()
+        if label.get("label") == "duplicate" and memories[pair[0]].project in REAL_PROJECTS
+    )
+    for bias in (None, 0.0, 2.0, 4.0, 8.0, float("inf")):
+        flagged, proposed = [], []
+        for p in real:
+            over_c = logit(conflict[p][1]) - logit(conflict[p][3])
+            over_d = logit(duplicate[p][1]) - logit(max(0.9, duplicate[p][3]))
+            # None: any claim wins (the rule before 2026-11-26); else the surer by `bias`
+            claimed = over_d >= 0 and (bias is None or over_d > over_c + bias)
+            if over_c >= 0 and not claimed:
+                flagged.append(p)
+            elif duplicate[p][1] >= duplicate[p][3]:
+                proposed.append(p)
+        true = sum(conflict[p][2] for p in flagged)
+        dups = sum(1 for p in proposed if labels.get(p, {}).get("label") == "duplicate")
+        print(
+            f"joint, claim margin {bias}: conflicts flagged {len(flagged)}, true {true} "
+            f"(recall {true / total:.3f}, precision {true / max(1, len(flagged)):.3f}); "
+            f"duplicates proposed {len(proposed)}, true {dups} (recall {dups / dup_total:.3f}, "
+            f"precision {dups / max(1, len(proposed)):.3f})"
         )
 
 

@@ -5,6 +5,8 @@
                                                    # queries, context or temporal
     python bench/real_dev.py --with-llm            # pairs also with the embedded SmolLM2
     python bench/real_dev.py --no-distractors      # queries without the corpus-2k run
+    python bench/real_dev.py --data DIR            # another set in the same format (its
+                                                   # sections are named after the folder)
     python bench/real_dev.py --sources DIR         # context also with the real files,
                                                    # DIR/<project>/<path> (clones)
 
@@ -355,7 +357,8 @@ def part_pairs(args: argparse.Namespace) -> str:
         f"{counts['contradiction']} contradiction pairs are the positives, "
         f"{counts['compatible']} `compatible` pairs the hard negatives. Precision over all "
         "pairs also counts flagged pairs the set does not list, except the "
-        f"{len(NOT_COUNTED)} unlabelled follow-ups its README names (*not counted*). Holder: "
+        f"{len([k for k in NOT_COUNTED if k[0] in memories()])} unlabelled follow-ups its "
+        "README names (*not counted*). Holder: "
         "the memory Engram says holds is the labelled one (for supersedes the later, for "
         "contradictions the correct note, sometimes the earlier). *Queued*: the pair "
         "reached the candidate queue at all (`contradiction_candidate`).\n\n"
@@ -609,7 +612,7 @@ def part_queries(args: argparse.Namespace) -> str:
         )
         notes.append(
             f"unscoped top-5 slots ({len(slots)}): {foreign} taken by corpus-2k memories, "
-            f"{other} by notes of another real-dev project"
+            f"{other} by notes of another project of the set"
         )
         print(f"  unscoped + corpus-2k: all R@10 {more[0][4]}, MRR {more[0][5]}; {notes[-1]}")
     return (
@@ -887,6 +890,55 @@ def part_temporal(args: argparse.Namespace) -> str:
 
 # ---------------------------------------------------------------- main
 
+PART_FILES = {
+    "pairs": "pairs.jsonl",
+    "duplicates": "duplicates.jsonl",
+    "queries": "queries.jsonl",
+    "context": "context.jsonl",
+    "temporal": "temporal.jsonl",
+}
+
+
+def use_set(data: Path) -> str:
+    """Point the parts at `data` (work folder and doc sections named after it)."""
+    global DATA, OUT, BASE
+    global NOT_COUNTED
+    DATA, OUT = data, WORK / data.name
+    BASE = OUT / "data"
+    listed = data / "not_counted.jsonl"  # the set's README names them; real-dev's are above
+    if listed.exists():
+        NOT_COUNTED = {key(x["a"], x["b"]) for x in read_jsonl(listed)}
+    return data.name.replace("-", "_")
+
+
+def has_files(part: str) -> bool:
+    needed = PART_FILES.get(part)
+    if needed and not (DATA / needed).exists():
+        print(f"== {part}: skipped, {DATA} has no {needed}")
+        return False
+    return True
+
+
+def set_header(section: str) -> str:
+    if section == "real_dev":
+        return (
+            "## Real-dev development set\n\n"
+            f"`{DATA}`: 270 hand-written notes about five real projects (httpx, pydantic, "
+            "axum, cobra, vite) over two and a half years, in mixed human styles, with "
+            "labelled conflicting pairs, duplicates, queries, context cases and relative dates "
+            "(see its README). Unlike corpus-2k it is not template-made: it is the set to tune "
+            "against. `bench/real_dev.py` drives only the `engram` CLI; each part below is its "
+            "own section (`--only PART`)."
+        )
+    count = len(read_jsonl(DATA / "memories.jsonl"))
+    projects = sorted({m["project"] for m in read_jsonl(DATA / "memories.jsonl")})
+    return (
+        f"## {DATA.name}: a second set in real-dev's format\n\n"
+        f"`{DATA}`: {count} notes about {', '.join(projects)}, scored by the same parts as "
+        "real-dev (its README says who wrote it and how). The detectors were not tuned on "
+        "it: it says how far the real-dev figures carry to other notes."
+    )
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -903,13 +955,19 @@ def main() -> int:
     )
     parser.add_argument("--sources", help="context: folder of checkouts, DIR/<project>/<path>")
     parser.add_argument(
+        "--data",
+        help="a set in real-dev's format (default: SHARED/real-dev); parts whose files it "
+        "lacks are skipped, and its sections in docs/benchmarks.md are named after the folder",
+    )
+    parser.add_argument(
         "--fresh", action="store_true", help="import again even if --only skips import"
     )
     args = parser.parse_args()
     if args.sources and not Path(args.sources).expanduser().is_dir():
         parser.error(f"--sources {args.sources}: not a folder")
+    section = use_set(Path(args.data).expanduser().resolve() if args.data else DATA)
     OUT.mkdir(parents=True, exist_ok=True)
-    chosen = args.only or list(PARTS)
+    chosen = [p for p in (args.only or list(PARTS)) if p == "import" or has_files(p)]
     if args.fresh and "import" not in chosen:
         shutil.rmtree(BASE, ignore_errors=True)
     command = "python bench/real_dev.py" + "".join(f" {a}" for a in sys.argv[1:])
@@ -921,17 +979,7 @@ def main() -> int:
         "context": part_context,
         "temporal": part_temporal,
     }
-    update_doc(
-        "real_dev",
-        "## Real-dev development set\n\n"
-        f"`{DATA}`: 270 hand-written notes about five real projects (httpx, pydantic, axum, "
-        "cobra, vite) over two and a half years, in mixed human styles, with labelled "
-        "conflicting pairs, duplicates, queries, context cases and relative dates (see its "
-        "README). Unlike corpus-2k it is not template-made: it is the set to tune against. "
-        "`bench/real_dev.py` drives only the `engram` CLI; each part below is its own "
-        "section (`--only PART`).",
-        "python bench/real_dev.py",
-    )
+    update_doc(section, set_header(section), "python bench/real_dev.py")
     failed = []
     for name in chosen:
         print(f"== {name}", flush=True)
@@ -942,7 +990,7 @@ def main() -> int:
             failed.append(name)
             continue
         print(body, flush=True)
-        update_doc(f"real_dev_{name}", body, command)
+        update_doc(f"{section}_{name}", body, command)
     if failed:
         print(f"failed parts: {', '.join(failed)}")
     return 1 if failed else 0
