@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from services.knowledge.claim_polarity import Polarity, clashing_terms, read_polarity
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
+from services.knowledge.quantities import Quantity, quantity_clash, read_quantities
 from services.memory import Memory, parse_time
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.words import STOPWORDS, UNSURE_PHRASES, code_spans, without_code, without_fences
@@ -109,6 +110,7 @@ FEATURES = (
     "sentence_polarity_clash",
     "defaults_clash",
     "polarity_clash",
+    "quantity_clash",
 )
 
 
@@ -131,6 +133,7 @@ class PairText:
     at: float  # seconds since the epoch
     defaults: tuple[DefaultClaim, ...]  # what it says a default is
     polarity: Polarity  # which terms it says plainly, which only negated
+    quantities: tuple[Quantity, ...]  # the numbers it states, with what they count
 
 
 def read_pair_text(memory: Memory) -> PairText:
@@ -158,6 +161,7 @@ def read_pair_text(memory: Memory) -> PairText:
         at=parse_time(memory.valid_from or memory.created_at).timestamp(),
         defaults=read_defaults(memory.title, content),
         polarity=read_polarity(memory.title, content),
+        quantities=read_quantities(memory.title, content),
     )
 
 
@@ -333,6 +337,8 @@ def features(
     found["sentence_value_clash"], found["sentence_polarity_clash"] = _sentence_clashes(a, b)
     found["defaults_clash"] = float(defaults_clash(a.defaults, b.defaults) is not None)
     found["polarity_clash"] = float(min(len(clashing_terms(a.polarity, b.polarity)), 3))
+    clash = quantity_clash(a.quantities, b.quantities, a.plain, b.plain)
+    found["quantity_clash"] = float(clash is not None)
     return found
 
 

@@ -133,14 +133,40 @@ def similar_pairs(
                 yield ids[i], ids[column], float(scores[row, column])
 
 
+class _PairReader:
+    """The fitted scorers' view of the pairs of one project's memories, read lazily."""
+
+    def __init__(self, memories: list[Memory]) -> None:
+        self.by_id = {m.id: m for m in memories}
+        self.readings = {m.id: reading_of(m) for m in memories}
+        self.weights = idf_weights(self.readings.values())
+        self._texts: dict[str, PairText] = {}
+
+    def text(self, memory_id: str) -> PairText:
+        if memory_id not in self._texts:
+            self._texts[memory_id] = read_pair_text(self.by_id[memory_id])
+        return self._texts[memory_id]
+
+    def features(self, a: str, b: str, similarity: float) -> dict[str, float]:
+        cues = compare(self.readings[a], self.readings[b], self.weights)
+        return features(self.text(a), self.text(b), similarity, cues, self.weights)
+
+    def conflicting(self, a: str, b: str, similarity: float) -> bool:
+        """The two read as a change or a contradiction: not a duplicate to merge."""
+        pair = self.features(a, b, similarity)
+        return is_conflict(pair, (self.text(a), self.text(b)))[0]
+
+
 def find_duplicates(
     store: MemoryStore, vectors: VectorIndex, model_id: str, project: str | None = None
 ) -> list[DuplicatePair]:
     """Exact and near duplicate pairs among current (not superseded, not archived)
-    memories, within each project."""
+    memories, within each project. A near pair the conflict scorer flags is left to the
+    contradictions operation."""
     pairs: dict[tuple[str, str], DuplicatePair] = {}
     for name, memories in current_by_project(store, project).items():
         by_id = {m.id: m for m in memories}
+        reader = _PairReader(memories)
         by_hash: dict[str, list[str]] = defaultdict(list)
         for memory in memories:
             by_hash[content_hash(memory)].append(memory.id)
@@ -152,35 +178,32 @@ def find_duplicates(
         found = vectors.vectors_for(model_id, name, [m.id for m in memories])
         for a, b, similarity in similar_pairs(memories, found, REVIEW_SIMILARITY):
             key = (min(a, b), max(a, b))
-            if key not in pairs and same_fact(by_id[a], by_id[b]):
+            if (
+                key not in pairs
+                and same_fact(by_id[a], by_id[b])
+                and not reader.conflicting(*key, similarity)
+            ):
                 pairs[key] = DuplicatePair(key[0], key[1], similarity, False)
-        for pair in scored_pairs(memories, found):
+        for pair in scored_pairs(memories, found, reader):
             pairs.setdefault((pair.a, pair.b), pair)
     return sorted(pairs.values(), key=lambda p: (p.a, p.b))
 
 
-def scored_pairs(memories: list[Memory], vectors: dict[str, np.ndarray]) -> list[DuplicatePair]:
+def scored_pairs(
+    memories: list[Memory], vectors: dict[str, np.ndarray], reader: _PairReader | None = None
+) -> list[DuplicatePair]:
     """Paraphrases the strict checks miss: each memory's closest neighbours that the
     fitted duplicate scorer claims and the conflict scorer does not flag (people
     restating a fact use other numbers and names than the first note did). At most
     `MAX_SCORED_PAIRS` a project and run, the likeliest first: they are guesses for the
     user to review, and notes written from one template would otherwise flood it."""
-    by_id = {m.id: m for m in memories}
-    readings = {m.id: reading_of(m) for m in memories}
-    weights = idf_weights(readings.values())
-    texts: dict[str, PairText] = {}
-
-    def text(memory_id: str) -> PairText:
-        if memory_id not in texts:
-            texts[memory_id] = read_pair_text(by_id[memory_id])
-        return texts[memory_id]
-
+    reader = reader or _PairReader(memories)
     unit = {}
     for memory_id, vector in vectors.items():
         array = np.asarray(vector, dtype=np.float32)
         unit[memory_id] = array / max(float(np.linalg.norm(array)), 1e-9)
     found: dict[tuple[str, str], tuple[float, DuplicatePair]] = {}
-    neighbours = list(nearest_neighbours(list(by_id), unit, SCORED_NEIGHBOURS))
+    neighbours = list(nearest_neighbours(list(reader.by_id), unit, SCORED_NEIGHBOURS))
     nearest: dict[str, tuple[float, str]] = {}
     for first, second, similarity in neighbours:
         nearest[first] = max(nearest.get(first, (-2.0, "")), (similarity, second))
@@ -188,9 +211,8 @@ def scored_pairs(memories: list[Memory], vectors: dict[str, np.ndarray]) -> list
         key = (min(first, second), max(first, second))
         if key in found:
             continue
-        cues = compare(readings[key[0]], readings[key[1]], weights)
-        pair = features(text(key[0]), text(key[1]), similarity, cues, weights)
-        twins = (text(key[0]), text(key[1]))
+        pair = reader.features(*key, similarity)
+        twins = (reader.text(key[0]), reader.text(key[1]))
         if same_frame_other_subject(*twins):
             continue  # about different code: two facts, however alike the words
         likely = duplicate_probability(pair)

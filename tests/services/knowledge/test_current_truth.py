@@ -265,9 +265,6 @@ def test_two_later_replacements_of_one_note_are_steps_of_one_change(engram: Engr
     raise_310 = engram.service.add(
         {**floor, "id": "p310", "content": "3.9 dropped.", "created_at": "2026-04-15T10:00:00Z"}
     )
-    same_day = engram.service.add(
-        {**floor, "id": "p310b", "content": "3.9 gone.", "created_at": "2026-04-15T14:00:00Z"}
-    )
     with engram.store.writing():
         for later in (raise_39, raise_310):
             table.record_flag(engram.store, first.id, later.id, "supersedes", later.id, "t", "{}")
@@ -277,6 +274,9 @@ def test_two_later_replacements_of_one_note_are_steps_of_one_change(engram: Engr
     order = [r.memory.id for r in found.results]
     assert order.index("p310") < order.index("p39")
     assert next(r for r in found.results if r.memory.id == "p39").outdated_by == "p310"
+    same_day = engram.service.add(
+        {**floor, "id": "p310b", "content": "3.9 gone.", "created_at": "2026-04-15T14:00:00Z"}
+    )
     with engram.store.writing():
         table.record_flag(engram.store, first.id, same_day.id, "supersedes", same_day.id, "t", "{}")
     holders = current_holders(engram.store, [raise_310.id, same_day.id])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.knowledge.conflict_scorer import is_conflict
+from services.knowledge.conflict_scorer import defaults_disagree, is_conflict
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
 from services.knowledge.pair_features import PairText, features, read_pair_text
 from tests.services.builders import make_memory
@@ -98,5 +98,5 @@ def test_the_scorer_flags_a_misremembered_default_it_would_take_for_a_paraphrase
 def test_a_clash_between_unlike_notes_is_left_to_the_scorers() -> None:
     texts = _pair("Caching is off by default in the client.", "The client caches out of the box.")
     assert features(*texts, cosine=0.3)["defaults_clash"] == 1.0
-    flagged, _ = is_conflict(features(*texts, cosine=0.3), texts)
-    assert not flagged
+    assert not defaults_disagree(features(*texts, cosine=0.3))  # the scorers decide alone
+    assert defaults_disagree(features(*texts, cosine=0.6))

@@ -169,3 +169,23 @@ def test_unknown_operation_is_a_clear_error(context: RemContext) -> None:
 
     with pytest.raises(UserInputError, match="choose from: retention, staleness, duplicates"):
         run_operations(context, ["dreaming"])
+
+
+def test_a_similar_pair_the_conflict_scorer_flags_is_not_proposed(
+    context: RemContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However alike, a pair read as a change or a contradiction is left to the
+    contradictions operation: merging it would keep one side and archive the other."""
+    add(context, "a", "Run test-serve and test-build locally before pushing.", type="workflow")
+    add(context, "b", "No need to run test-build locally before pushing.", type="workflow")
+    monkeypatch.setattr(
+        duplicates, "similar_pairs", lambda memories, found, bar: [("a", "b", 0.95)]
+    )
+    monkeypatch.setattr(duplicates, "same_fact", lambda a, b: True)
+    monkeypatch.setattr(duplicates, "scored_pairs", lambda memories, found, reader: [])
+    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts: (True, 0.99))
+    (report,) = run_operations(context, ["duplicates"])
+    assert report.findings == []
+    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts: (False, 0.1))
+    (report,) = run_operations(context, ["duplicates"])
+    assert [f.memory_ids for f in report.findings] == [["a", "b"]]

@@ -1,0 +1,110 @@
+"""What a note counts, and when two notes count one thing differently."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.knowledge.conflict_scorer import duplicate_claims, duplicate_probability
+from services.knowledge.pair_features import features, read_pair_text
+from services.knowledge.quantities import quantity_clash, read_quantities, states_other_value
+from tests.services.builders import make_memory
+
+
+def _clash(first: str, second: str) -> str | None:
+    a, b = read_quantities("", first), read_quantities("", second)
+    return quantity_clash(a, b, first.lower(), second.lower())
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "what"),
+    [
+        (
+            "Session follows at most 30 redirects (`DEFAULT_REDIRECT_LIMIT = 30`).",
+            "fyi it gives up after 20 redirects by default.",
+            "redirect",
+        ),
+        ("`DEFAULT_RETRIES = 0`, so nothing is retried.", "the adapter retries 3 times", "retri"),
+        (
+            "MaxMultipartMemory defaults to 8 MiB.",
+            "defaults to 32 MiB (`defaultMultipartMemory = 32 << 20`).",
+            "size",
+        ),
+        ("Body limit default is 2 MB.", "bodies are capped at 1 MB by default.", "size"),
+    ],
+)
+def test_one_quantity_stated_twice_differently_clashes(first: str, second: str, what: str) -> None:
+    found = _clash(first, second)
+    assert found is not None and found.startswith(what)
+    assert _clash(second, first) is not None
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # A restatement: the same numbers in other words and units of writing.
+        (
+            "Pool defaults: max_connections=100, max_keepalive_connections=20.",
+            "without limits= you get at most 100 connections, 20 of them kept alive.",
+        ),
+        ("idle connections are dropped after 5.0 seconds", "dropped after 5 s idle"),
+        # A bound and a value inside it agree.
+        ("binaries built with Go < 1.24 fail to link", "the macOS + Go 1.23 job fails to link"),
+        ("needs Go 1.21+", "we build with Go 1.22"),
+        # A note naming the other's value is a change, read by the change cues.
+        ("retries 3 times", "retries 5 times now (it was 3)"),
+        # Different things counted.
+        ("at most 30 redirects", "at most 20 connections"),
+        # Versions are compared part by part: 1.9 and 1.10 are two versions.
+        ("requires Go 1.10+", "we build with Go 1.10"),
+    ],
+)
+def test_agreeing_or_unrelated_values_do_not_clash(first: str, second: str) -> None:
+    assert _clash(first, second) is None
+
+
+def test_a_later_version_floor_is_a_value_the_earlier_did_not_allow() -> None:
+    earlier = read_quantities("", "the Python floor is 3.8")
+    later = read_quantities("", "the Python floor is 3.9 (3.8 dropped)")
+    assert states_other_value(earlier, later) is not None
+    assert states_other_value(earlier, read_quantities("", "the Python floor is 3.8")) is None
+
+
+def test_versions_compare_part_by_part() -> None:
+    (nine,) = read_quantities("", "rustc 1.9")
+    (ten,) = read_quantities("", "rustc 1.10")
+    assert nine.high < ten.low
+
+
+def test_two_notes_counting_one_thing_differently_are_never_duplicates() -> None:
+    def pair(first: str, second: str) -> dict[str, float]:
+        a = make_memory(first, title="redirect cap", created_at="2024-01-01T10:00:00+00:00")
+        b = make_memory(second, title="redirect cap", created_at="2025-01-01T10:00:00+00:00")
+        return features(read_pair_text(a), read_pair_text(b), cosine=0.9)
+
+    differ = pair("Session follows at most 30 redirects.", "It follows at most 20 redirects.")
+    assert differ["quantity_clash"] == 1.0
+    assert duplicate_probability(differ) == 0.0
+    assert not duplicate_claims(differ)
+    same = pair("Session follows at most 30 redirects.", "It follows at most 30 redirects.")
+    assert same["quantity_clash"] == 0.0
+    assert duplicate_probability(same) > 0.0
+
+
+_TEXT = st.text(
+    alphabet=st.sampled_from(list("abc xyz.=<>+_-`0123456789MiBs\n")), min_size=0, max_size=120
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, _TEXT)
+def test_reading_any_text_is_total_and_a_text_never_clashes_with_itself(a: str, b: str) -> None:
+    first, second = read_quantities("", a), read_quantities("", b)
+    for quantity in (*first, *second):
+        assert quantity.low <= quantity.high
+        assert quantity.counts
+    assert quantity_clash(first, first, a.lower(), a.lower()) is None
+    assert (quantity_clash(first, second, a.lower(), b.lower()) is None) == (
+        quantity_clash(second, first, b.lower(), a.lower()) is None
+    )
