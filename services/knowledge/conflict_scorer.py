@@ -79,13 +79,21 @@ def is_conflict(
     features: Mapping[str, float],
     pair: tuple[PairText, PairText] | None = None,
     threshold: float = THRESHOLD,
+    unreviewed: bool = False,
 ) -> tuple[bool, float]:
     """Whether the scorers flag the pair as a conflict, and the conflict probability.
     With the pair's texts, one that says the same of different code, or two episodes,
     is never flagged. A caller with gates of its own may flag at a lower `threshold`.
-    Two alike notes that disagree about a default are flagged whatever the scores."""
+    Two alike notes that disagree about a default are flagged whatever the scores.
+    A caller whose flag takes effect without review (`unreviewed`: a replacement
+    recorded as a memory is written) leaves every pair the duplicate scorer claims
+    alone: ranking a restatement below its twin costs more there than a missed change,
+    which the next cycle's scan still proposes."""
     scored = probability(features)
-    claimed = duplicate_claims(features, scored, threshold)
+    if unreviewed:
+        claimed = duplicate_probability(features) >= DUPLICATE_CLAIM
+    else:
+        claimed = duplicate_claims(features, scored, threshold)
     if pair is not None and (same_frame_other_subject(*pair) or both_events(*pair)):
         return False, scored
     return (scored >= threshold and not claimed) or defaults_disagree(features), scored
