@@ -79,18 +79,22 @@ def is_conflict(
     features: Mapping[str, float],
     pair: tuple[PairText, PairText] | None = None,
     threshold: float = THRESHOLD,
-    unreviewed: bool = False,
+    any_claim_wins: bool = False,
 ) -> tuple[bool, float]:
     """Whether the scorers flag the pair as a conflict, and the conflict probability.
     With the pair's texts, one that says the same of different code, or two episodes,
     is never flagged. A caller with gates of its own may flag at a lower `threshold`.
     Two alike notes that disagree about a default are flagged whatever the scores.
-    A caller whose flag takes effect without review (`unreviewed`: a replacement
-    recorded as a memory is written) leaves every pair the duplicate scorer claims
-    alone: ranking a restatement below its twin costs more there than a missed change,
-    which the next cycle's scan still proposes."""
+    Where both scorers fire the surer one decides (`duplicate_claims`), unless
+    `any_claim_wins`: then every pair the duplicate scorer claims is left alone. A
+    replacement recorded as a memory is written takes effect without review, and there
+    "newest wins" would let a misremembered later note take its correct twin's place
+    (on real-dev a wrong "h2 websockets" note replaced the right one in the context of
+    `ws.rs`); the next cycle's scan still proposes the pair for review. The duplicate
+    operation's strict checks ask the same: a pair with the same type, names and
+    numbers is a duplicate unless the conflict scorer is the only one to fire."""
     scored = probability(features)
-    if unreviewed:
+    if any_claim_wins:
         claimed = duplicate_probability(features) >= DUPLICATE_CLAIM
     else:
         claimed = duplicate_claims(features, scored, threshold)

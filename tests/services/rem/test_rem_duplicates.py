@@ -183,9 +183,9 @@ def test_a_similar_pair_the_conflict_scorer_flags_is_not_proposed(
     )
     monkeypatch.setattr(duplicates, "same_fact", lambda a, b: True)
     monkeypatch.setattr(duplicates, "scored_pairs", lambda memories, found, reader: [])
-    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts: (True, 0.99))
+    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts, **how: (True, 0.99))
     (report,) = run_operations(context, ["duplicates"])
     assert report.findings == []
-    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts: (False, 0.1))
+    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts, **how: (False, 0.1))
     (report,) = run_operations(context, ["duplicates"])
     assert [f.memory_ids for f in report.findings] == [["a", "b"]]
