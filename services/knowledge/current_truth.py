@@ -175,7 +175,11 @@ def _replacement(
     # One scoring at the lowest bar (below REPLACES_AT); the higher bars read the score.
     shares_file = bool(set(earlier.file_refs) & set(later.file_refs))
     low_bar = RETIRED_WITH_FILE_AT if shares_file else RETIRED_AT
-    flagged_low, score = is_conflict(pair, (old, new), low_bar, any_claim_wins=True)
+    # Acting without review, a later note that alikes its twin replaces it only when it
+    # says it changed something: "newest wins" would otherwise let a misremembered
+    # restatement take the right note's place.
+    unsaid = not new.change
+    flagged_low, score = is_conflict(pair, (old, new), low_bar, any_claim_wins=unsaid)
     if kind_of(old, new, pair) != "supersedes" or not _same_subject(earlier, later):
         return None
     # Change wording alone is not enough: "the timeout is 15 s now" does not replace

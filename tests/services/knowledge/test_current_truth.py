@@ -281,3 +281,38 @@ def test_two_later_replacements_of_one_note_are_steps_of_one_change(engram: Engr
         table.record_flag(engram.store, first.id, same_day.id, "supersedes", same_day.id, "t", "{}")
     holders = current_holders(engram.store, [raise_310.id, same_day.id])
     assert holders == {}  # four hours apart: no order between the two
+
+
+def _replaces_without_review(earlier_text: str, later_text: str, cosine: float) -> bool:
+    import numpy as np
+
+    from services.knowledge.current_truth import _replacement
+    from tests.services.builders import make_memory
+
+    fields = {"title": "context flags", "type": "pitfall", "project": "t"}
+    earlier = make_memory(earlier_text, created_at="2024-01-10T10:00:00+00:00", **fields)
+    later = make_memory(later_text, created_at="2024-06-10T10:00:00+00:00", **fields)
+    unit = {
+        earlier.id: np.array([1.0, 0.0]),
+        later.id: np.array([cosine, (1 - cosine * cosine) ** 0.5]),
+    }
+    return _replacement(earlier, later, unit) is not None
+
+
+def test_a_later_twin_replaces_without_review_only_when_it_says_what_changed() -> None:
+    """Both scorers fire on a later note this alike; written down without review, it
+    replaces the earlier one only when it says it changed something. Otherwise "newest
+    wins" would let a misremembered restatement take the right note's place."""
+    earlier = (
+        "Careful with the trailing flags: `-A`/`-B` override `-C` completely, so "
+        "`tool -C1 -A2 x` prints two lines after each hit and none before."
+    )
+    changed = (
+        "TIL since 3.0: `tool -C1 -A2` behaves like `tool -B1 -A2`. -A and -B only "
+        "replace their own half of -C now."
+    )
+    unsaid = (
+        "`tool -C1 -A2` behaves like `tool -B1 -A2`: -A and -B only replace their own half of -C."
+    )
+    assert _replaces_without_review(earlier, changed, 0.78)
+    assert not _replaces_without_review(earlier, unsaid, 0.78)
