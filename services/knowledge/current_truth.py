@@ -176,9 +176,10 @@ def _replacement(
     shares_file = bool(set(earlier.file_refs) & set(later.file_refs))
     low_bar = RETIRED_WITH_FILE_AT if shares_file else RETIRED_AT
     # Acting without review, a later note that alikes its twin replaces it only when it
-    # says it changed something: "newest wins" would otherwise let a misremembered
-    # restatement take the right note's place.
-    unsaid = not new.change
+    # says it changed something the earlier one does not already say changed: "newest
+    # wins" would otherwise let a misremembered restatement, or a second account of
+    # the same change, take the right note's place.
+    unsaid = not new.change or bool(old.change)
     flagged_low, score = is_conflict(pair, (old, new), low_bar, any_claim_wins=unsaid)
     if kind_of(old, new, pair) != "supersedes" or not _same_subject(earlier, later):
         return None
