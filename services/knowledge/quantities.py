@@ -7,8 +7,9 @@ redirects" / "gives up after 20 redirects"; "`DEFAULT_RETRIES = 0`" / "retries 3
 duplicate: it is a change or a mistake, and a merge would lose one of the values.
 
 A quantity is a number with what it counts: the word after it ("30 redirects"), the name
-it is assigned to (`DEFAULT_REDIRECT_LIMIT = 30` counts redirect, limit), the thing
-named before a version ("Go 1.23", "rustc 1.80"), or its unit for sizes and durations.
+it is assigned to (`DEFAULT_REDIRECT_LIMIT = 30` counts redirect, limit), the words
+before a version in its clause ("Go 1.23", "the Python floor is 3.9"), what is repeated
+("retries a failed connection 3 times"), or its unit for sizes and durations.
 Bounds are read as ranges ("Go < 1.24", "1.24+", "at least 3", "≥ 15"), so "Go < 1.24"
 and "Go 1.23" agree. Two notes clash on a quantity when they count one thing (a word in
 common), no value of one fits a value of the other, and neither mentions the other's
@@ -25,16 +26,13 @@ from dataclasses import dataclass
 from services.storage.query_terms import stem
 from services.text.words import STOPWORDS, without_fences
 
-__all__ = ["Quantity", "quantity_clash", "read_quantities"]
+__all__ = ["Quantity", "quantity_clash", "read_quantities", "states_other_value"]
 
 _NUMBER = r"\d+(?:\.\d+)*"
 _LOWER = r"(?P<lower>at least|min(?:imum)?|>=|≥|>|over|above|more than)"
 _UPPER = r"(?P<upper>at most|max(?:imum)?|<=|≤|<|under|below|less than|fewer than)"
 _SIZE_BYTES = {
-    "b": 1,
-    "kb": 1e3, "kib": 1024, "k": 1024,
-    "mb": 1e6, "mib": 1024**2, "m": 1024**2,
-    "gb": 1e9, "gib": 1024**3, "g": 1024**3,
+    "kb": 1e3, "kib": 1024, "mb": 1e6, "mib": 1024**2, "gb": 1e9, "gib": 1024**3,
 }  # fmt: skip
 _SECONDS = {
     "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
@@ -42,7 +40,7 @@ _SECONDS = {
     "min": 60, "mins": 60, "minute": 60, "minutes": 60,
     "h": 3600, "hour": 3600, "hours": 3600, "day": 86400, "days": 86400,
 }  # fmt: skip
-_UNIT = "|".join(sorted({*_SIZE_BYTES, *_SECONDS} - {"b", "k", "m", "g"}, key=len, reverse=True))
+_UNIT = "|".join(sorted({*_SIZE_BYTES, *_SECONDS}, key=len, reverse=True))
 # "30 redirects", "8 MiB", "5 s", "3 times" (a bound on a count states the count: "at
 # most 30 redirects" says the limit is 30)
 _COUNTED = re.compile(
@@ -57,7 +55,7 @@ _ASSIGNED = re.compile(
     rf"(?P<name>[A-Za-z_][\w.]*)\s*(?:==|=|:)\s*(?P<value>{_NUMBER})(?:\s*<<\s*(?P<shift>\d+))?"
     r"(?![\w.])"
 )
-# "Go 1.23", "python >= 3.9", "rustc 1.80", "ripgrep ≥15", "v1.56.2"
+# "Go 1.23", "python >= 3.9", "rustc 1.80", "1.24+", "v1.56.2 or later"
 _VERSION = re.compile(
     rf"(?:(?:{_LOWER}|{_UPPER})\s*)?(?<![\w.])v?(?P<value>\d+(?:\.\d+)+|\d+(?=\+))(?![\w.]*\d)"
     r"(?P<plus>\+|\s+(?:or|and) (?:later|newer|above|higher|up)|\s+up\b)?",
