@@ -40,6 +40,7 @@ from services.knowledge.conflict_scorer import (
 )
 from services.knowledge.contradictions import SCORED_NEIGHBOURS, nearest_neighbours, reading_of
 from services.knowledge.cues import compare, idf_weights
+from services.knowledge.current_truth import SOURCE as WRITTEN_WITHOUT_REVIEW
 from services.knowledge.pair_features import (
     PairText,
     features,
@@ -47,6 +48,7 @@ from services.knowledge.pair_features import (
     same_frame_other_subject,
 )
 from services.memory import Memory
+from services.storage import contradictions as recorded_conflicts
 from services.storage.findings import Finding, Option
 from services.storage.memories import MemoryStore, current_by_project
 from services.storage.query_terms import stem
@@ -166,12 +168,16 @@ def find_duplicates(
     store: MemoryStore, vectors: VectorIndex, model_id: str, project: str | None = None
 ) -> list[DuplicatePair]:
     """Exact and near duplicate pairs among current (not superseded, not archived)
-    memories, within each project. A near pair the conflict scorer flags is left to the
-    contradictions operation."""
+    memories, within each project. A near pair the conflict scorer flags, or one the
+    contradictions operation has judged a change or a contradiction (still open), is
+    left to that operation: the review would otherwise offer to merge what it says
+    replaces. (Replacements recorded as a memory was written are not taken as judged:
+    they are made without review, and a true duplicate is sometimes among them.)"""
     pairs: dict[tuple[str, str], DuplicatePair] = {}
     for name, memories in current_by_project(store, project).items():
         by_id = {m.id: m for m in memories}
         reader = _PairReader(memories)
+        judged = _judged_conflicts(store, by_id)
         by_hash: dict[str, list[str]] = defaultdict(list)
         for memory in memories:
             by_hash[content_hash(memory)].append(memory.id)
@@ -185,13 +191,25 @@ def find_duplicates(
             key = (min(a, b), max(a, b))
             if (
                 key not in pairs
+                and key not in judged
                 and same_fact(by_id[a], by_id[b])
                 and not reader.conflicting(*key, similarity)
             ):
                 pairs[key] = DuplicatePair(key[0], key[1], similarity, False)
         for pair in scored_pairs(memories, found, reader):
-            pairs.setdefault((pair.a, pair.b), pair)
+            if (pair.a, pair.b) not in judged:
+                pairs.setdefault((pair.a, pair.b), pair)
     return sorted(pairs.values(), key=lambda p: (p.a, p.b))
+
+
+def _judged_conflicts(store: MemoryStore, memory_ids: Iterable[str]) -> set[tuple[str, str]]:
+    """Open conflicts among `memory_ids` that the contradictions operation recorded."""
+    found = set()
+    for row in recorded_conflicts.open_rows_about(store, memory_ids):
+        evidence = recorded_conflicts.decode_evidence(row[6])
+        if evidence.get("judged") != WRITTEN_WITHOUT_REVIEW:
+            found.add((min(row[1], row[2]), max(row[1], row[2])))
+    return found
 
 
 def scored_pairs(

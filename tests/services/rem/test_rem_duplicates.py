@@ -189,3 +189,27 @@ def test_a_similar_pair_the_conflict_scorer_flags_is_not_proposed(
     monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts, **how: (False, 0.1))
     (report,) = run_operations(context, ["duplicates"])
     assert [f.memory_ids for f in report.findings] == [["a", "b"]]
+
+
+def test_a_pair_the_contradictions_operation_judged_is_not_proposed_as_a_duplicate(
+    context: RemContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review would otherwise offer to merge what it already says replaces. A
+    replacement recorded when a memory was written (without review) does not count."""
+    from services.knowledge.current_truth import SOURCE
+    from services.storage import contradictions as table
+
+    for memory_id in "abcdef":
+        add(context, memory_id, f"Note {memory_id} about the yaml library.", type="dependency")
+    similar = [("a", "b", 0.95), ("c", "d", 0.95), ("e", "f", 0.95)]
+    monkeypatch.setattr(duplicates, "similar_pairs", lambda memories, found, bar: similar)
+    monkeypatch.setattr(duplicates, "same_fact", lambda a, b: True)
+    monkeypatch.setattr(duplicates, "scored_pairs", lambda memories, found, reader: [])
+    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts, **how: (False, 0.1))
+    store = context.service.store
+    now = "2026-01-01T00:00:00Z"
+    with store.writing():
+        table.record_flag(store, "a", "b", "supersedes", "b", now, '{"judged": 1}')
+        table.record_flag(store, "c", "d", "supersedes", "d", now, f'{{"judged": "{SOURCE}"}}')
+    (report,) = run_operations(context, ["duplicates"])
+    assert sorted(f.memory_ids for f in report.findings) == [["c", "d"], ["e", "f"]]
