@@ -49,7 +49,12 @@ from services.search.results import Weights as Weights
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
-from services.text.identifiers import matches_file_ref, mentions, query_identifiers
+from services.text.identifiers import (
+    matches_file_ref,
+    mentions,
+    names_family_of,
+    query_identifiers,
+)
 from services.text.short_forms import other_forms
 from services.text.stacktrace import key_line
 from services.types import MemoryType
@@ -415,4 +420,5 @@ def _text_mentions(memory: Memory, identifier: str) -> bool:
         mentions(memory.content, identifier)
         or mentions(memory.title, identifier)
         or (identifier in memory.tags)
+        or names_family_of(memory.content, identifier)
     )

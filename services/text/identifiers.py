@@ -77,6 +77,26 @@ def mentions(text: str, identifier: str) -> bool:
     return re.search(pattern, text) is not None
 
 
+# `c.Bind*`, `ShouldBind*`, `VITE_*`, `MarkFlags*`: a family of names written with a
+# trailing star (a path glob such as `examples/**` is a file reference, matched apart).
+_FAMILY = re.compile(r"(?<![\w*/])([A-Za-z_][\w.:]*[\w.:])\*(?![\w*/])")
+MIN_FAMILY_PREFIX = 3
+
+
+def names_family_of(text: str, identifier: str) -> bool:
+    """True when `text` writes a family of names (`c.Bind*`) that `identifier`
+    (`c.BindJSON`) belongs to: a note about every `Bind*` method is about `BindJSON`."""
+    if "*" not in text:
+        return False
+    names = {identifier, re.split(r"\.|::", identifier)[-1]}  # `Bind*` names `c.BindJSON`
+    for prefix in _FAMILY.findall(text):
+        if len(prefix.rstrip("._:")) < MIN_FAMILY_PREFIX:
+            continue
+        if any(name.startswith(prefix) and len(name) > len(prefix) for name in names):
+            return True
+    return False
+
+
 def mentions_as_code(text: str, name: str) -> bool:
     """True when `text` mentions `name` as code. A name that looks like code (an inner
     capital, an underscore, a digit, a dot, SCREAMING_CASE) counts wherever it stands

@@ -568,3 +568,15 @@ def test_repeated_queries_reuse_their_vector(engram: Any) -> None:
     assert ids(first) == ids(second)
     engram.service.search("something else entirely")
     assert embedder.calls == before + 2
+
+
+def test_a_note_about_a_family_of_names_matches_a_member(engram: Any) -> None:
+    """`c.Bind*` in a note names `c.BindJSON` in a question."""
+    engram.service.add(
+        {"id": "family", "content": "On failure `c.Bind*` aborts with a plain 400.", "project": "g"}
+    )
+    engram.service.add({"id": "other", "content": "Handlers return JSON errors.", "project": "g"})
+    found = engram.service.search("why does c.BindJSON answer 400")
+    family = next(r for r in found.results if r.memory.id == "family")
+    assert family.breakdown.matched_identifiers == ("c.BindJSON",)
+    assert ids(found)[0] == "family"

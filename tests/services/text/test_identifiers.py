@@ -10,6 +10,7 @@ from services.text.identifiers import (
     matches_file_ref,
     mentions,
     mentions_as_code,
+    names_family_of,
     query_identifiers,
 )
 
@@ -227,3 +228,31 @@ def test_a_mention_as_code_is_a_mention(text: str, name: str) -> None:
 def test_a_disclaimer_never_makes_a_mention(text: str, name: str, phrase: str) -> None:
     disclaimed = f"{text}\nIt is {phrase} `{name}` or {name}()."
     assert mentions_as_code(disclaimed, name) == mentions_as_code(text, name)
+
+
+@pytest.mark.parametrize(
+    ("text", "identifier", "named"),
+    [
+        ("on failure `c.Bind*` / `MustBindWith` abort with 400", "c.BindJSON", True),
+        ("`Bind*` methods abort with 400", "c.BindJSON", True),
+        ("Only `VITE_*` env vars reach the client", "VITE_API_KEY", True),
+        ("`MarkFlags*` helpers", "MarkFlagsMutuallyExclusive", True),
+        ("`c.Bind*` aborts", "c.Bind", False),  # the family, not a member of it
+        ("`c.Bind*` aborts", "c.ShouldBindJSON", False),
+        ("`x*` is too short a family", "xyz", False),
+        ("files under examples/** are skipped", "examples/main.py", False),  # a glob
+        ("2*3 is six", "2x", False),
+        ("no star at all: c.Bind", "c.BindJSON", False),
+    ],
+)
+def test_a_family_written_with_a_star_names_its_members(
+    text: str, identifier: str, named: bool
+) -> None:
+    assert names_family_of(text, identifier) is named
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200), st.text(min_size=1, max_size=40))
+def test_reading_families_never_fails(text: str, identifier: str) -> None:
+    assert isinstance(names_family_of(text, identifier), bool)
+    assert not names_family_of(text.replace("*", " "), identifier)
