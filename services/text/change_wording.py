@@ -19,7 +19,8 @@ from services.text.words import QUESTION_WORDS
 # says a note is worded as a change or a correction.
 SPOKEN_CHANGE = re.compile(
     r"\bno longer\b|\bnot any ?more\b|\banymore\b|\bis gone\b|\bare gone\b|\bwent away\b|"
-    r"\bgone in\b|\bdropped\b|\bdrops\b|\bremoved\b|\bremoves\b|\bdeleted\b|\bretired\b|"
+    r"\bgone in\b|\bdrop(?:ped|s)\b(?!\s+(?:after|on|when|if|once|during|while|silently)\b)|"
+    r"\bremoved\b|\bremoves\b|\bdeleted\b|\bretired\b|"
     r"\bbumped\b|\bbump(?:s|ing)? (?:to|the)\b|\braised\b|\blowered\b|"
     r"\bmoved (?:off|to|from|into)\b|"
     r"\bswitched\b|\bswitch(?:ing)? to\b|\bmigrated\b|\breplac(?:ed|es|ing)\b|\breverted\b|"

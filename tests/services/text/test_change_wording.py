@@ -52,3 +52,21 @@ def test_any_text_is_read_without_error(text: str) -> None:
     assert isinstance(asks_what_holds_now(text), bool)
     assert isinstance(says_change(text), bool)
     assert asks_what_holds_now(text + " now")  # "now" as a word always asks
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "idle keep-alive connections dropped after 5 s",
+        "the Authorization header is dropped on cross-host redirects",
+        "packets are dropped silently by the proxy",
+    ],
+)
+def test_dropped_saying_what_happens_to_something_is_not_a_change(note: str) -> None:
+    assert not says_change(note)
+
+
+def test_dropped_saying_something_went_away_is_a_change() -> None:
+    assert says_change("3.8 dropped")
+    assert says_change("we dropped pdm for uv")
+    assert says_change("2.32.0 dropped CPython 3.7")
