@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from services.storage.query_terms import stem
 from services.text.words import STOPWORDS, without_fences
 
-__all__ = ["Quantity", "quantity_clash", "read_quantities", "states_other_value"]
+__all__ = ["Quantity", "quantity_clash", "read_quantities"]
 
 _NUMBER = r"\d+(?:\.\d+)*"
 _LOWER = r"(?P<lower>at least|min(?:imum)?|>=|≥|>|over|above|more than)"
@@ -188,17 +188,4 @@ def quantity_clash(
             if _mentions(first_text, other.number) or _mentions(second_text, one.number):
                 continue
             return f"{sorted(shared)[0]}: {one.number} vs {other.number}"
-    return None
-
-
-def states_other_value(earlier: tuple[Quantity, ...], later: tuple[Quantity, ...]) -> str | None:
-    """A value the later note gives for something the earlier one also counts, which no
-    value of the earlier one allows ("Python 3.9+" after "Python 3.8+" and "3.7"), or
-    None. Weaker than a clash: the later note may name the old value too, as a change
-    does; a restatement of the same fact gives no new value."""
-    for new in later:
-        same_thing = [old for old in earlier if old.counts & new.counts]
-        if same_thing and not any(old.fits(new) for old in same_thing):
-            shared = sorted(new.counts & same_thing[0].counts)[0]
-            return f"{shared}: {same_thing[0].number} then {new.number}"
     return None

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from services.knowledge.claim_polarity import clashing_terms, read_polarity
+from services.knowledge.conflict_records import record_of
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,
@@ -175,8 +176,8 @@ def find_duplicates(
     they are made without review, and a true duplicate is sometimes among them.)"""
     pairs: dict[tuple[str, str], DuplicatePair] = {}
     for name, memories in current_by_project(store, project).items():
-        by_id = {m.id: m for m in memories}
         reader = _PairReader(memories)
+        by_id = reader.by_id
         judged = _judged_conflicts(store, by_id)
         by_hash: dict[str, list[str]] = defaultdict(list)
         for memory in memories:
@@ -204,12 +205,12 @@ def find_duplicates(
 
 def _judged_conflicts(store: MemoryStore, memory_ids: Iterable[str]) -> set[tuple[str, str]]:
     """Open conflicts among `memory_ids` that the contradictions operation recorded."""
-    found = set()
-    for row in recorded_conflicts.open_rows_about(store, memory_ids):
-        evidence = recorded_conflicts.decode_evidence(row[6])
-        if evidence.get("judged") != WRITTEN_WITHOUT_REVIEW:
-            found.add((min(row[1], row[2]), max(row[1], row[2])))
-    return found
+    records = map(record_of, recorded_conflicts.open_rows_about(store, memory_ids))
+    return {
+        (min(r.a, r.b), max(r.a, r.b))
+        for r in records
+        if r.evidence.get("judged") != WRITTEN_WITHOUT_REVIEW
+    }
 
 
 def scored_pairs(

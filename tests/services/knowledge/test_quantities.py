@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from services.knowledge.conflict_scorer import duplicate_claims, duplicate_probability
 from services.knowledge.pair_features import features, read_pair_text
-from services.knowledge.quantities import quantity_clash, read_quantities, states_other_value
+from services.knowledge.quantities import quantity_clash, read_quantities
 from tests.services.builders import make_memory
 
 
@@ -62,13 +62,6 @@ def test_one_quantity_stated_twice_differently_clashes(first: str, second: str, 
 )
 def test_agreeing_or_unrelated_values_do_not_clash(first: str, second: str) -> None:
     assert _clash(first, second) is None
-
-
-def test_a_later_version_floor_is_a_value_the_earlier_did_not_allow() -> None:
-    earlier = read_quantities("", "the Python floor is 3.8")
-    later = read_quantities("", "the Python floor is 3.9 (3.8 dropped)")
-    assert states_other_value(earlier, later) is not None
-    assert states_other_value(earlier, read_quantities("", "the Python floor is 3.8")) is None
 
 
 def test_versions_compare_part_by_part() -> None:
