@@ -3,6 +3,7 @@ supersession and search ranking the replacement above what it replaced."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -118,3 +119,21 @@ def test_search_ranks_the_holder_of_an_open_conflict_first(engram: Engram) -> No
     marked = {r.memory.id: r.outdated_by for r in response.results}
     assert marked[old.id] == new.id
     assert marked[new.id] is None
+
+
+def test_the_surest_of_several_open_conflicts_names_the_replacement(engram: Engram) -> None:
+    old = engram.service.add(FLOOR_OLD)
+    loose = engram.service.add({**UNRELATED, "created_at": "2025-06-29T10:00:00+00:00"})
+    new = engram.service.add(FLOOR_NEW)
+    with engram.store.writing():
+        for holder, score in ((new, 0.99), (loose, 0.93)):  # the looser one is found last
+            a, b = contradictions.ordered(old, holder)
+            evidence = json.dumps({"score": score})
+            table.record_flag(
+                engram.store, a.id, b.id, "supersedes", holder.id, "2025-07-02", evidence
+            )
+    assert supersession.replaced_by(engram.store, [old.id])[old.id] == new.id
+    response = engram.service.search("python floor 3.8", MemoryFilter(project="httpx"))
+    ranked = [r.memory.id for r in response.results]
+    assert ranked.index(new.id) < ranked.index(old.id)
+    assert {r.memory.id: r.outdated_by for r in response.results}[old.id] == new.id
