@@ -30,7 +30,10 @@ SPOKEN_CHANGE = re.compile(
     r"\bas of\b|\bstarting (?:with|from|in)\b|\bfrom now on\b|\bgoing forward\b|"
     r"\bdeprecat(?:ed|es|ing)\b|\bno more\b|\bnot needed\b|\bcan go\b|\bnew default\b|"
     r"\bchanged\b|\bupgraded\b|\bdowngraded\b|\bupdated to\b|\bsuperseded\b|"
-    r"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|\bmerged\b|\blanded\b",
+    r"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|\bmerged\b|\blanded\b|"
+    r"\brestor(?:ed|es)\b|\bback(?:s|ed)? out\b|\b(?:brought|brings) back\b|"
+    r"\breintroduc(?:ed|es)\b|\brenam(?:ed|es)\b|\bswap(?:ped|s)\b|"
+    r"\bg(?:ave|ives|iving) up on\b|\bditched\b|\bgot rid of\b",
     re.IGNORECASE,
 )
 

@@ -70,3 +70,30 @@ def test_dropped_saying_something_went_away_is_a_change() -> None:
     assert says_change("3.8 dropped")
     assert says_change("we dropped pdm for uv")
     assert says_change("2.32.0 dropped CPython 3.7")
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "2.0.1 restores the old cookie handling after the regression",
+        "the next release backs out the automatic exclusion",
+        "They backed out #512 a week later.",
+        "the setting was brought back in 4.2",
+        "reintroduced the `--legacy` flag for one more release",
+        "`get_config` was renamed to `load_config`",
+        "v3 swaps the parser for a hand-written one",
+        "10.4 gives up on Windows 7",
+        "we ditched tox for nox",
+        "got rid of the vendored copy",
+    ],
+)
+def test_reverting_renaming_and_abandoning_are_changes(note: str) -> None:
+    assert says_change(note)
+
+
+@pytest.mark.parametrize(
+    "note",
+    ["restore the cache before the build step", "swap files live in /tmp", "give up early"],
+)
+def test_the_same_words_in_instructions_are_not_changes(note: str) -> None:
+    assert not says_change(note)
