@@ -71,8 +71,13 @@ def duplicate_probability(features: Mapping[str, float]) -> float:
 
 
 def both_events(a: PairText, b: PairText) -> bool:
-    """Two episodes record two things that happened; neither makes the other untrue."""
-    return a.memory.type is MemoryType.EPISODE and b.memory.type is MemoryType.EPISODE
+    """Two episodes record two things that happened; neither makes the other untrue,
+    unless the later one says it changed what the earlier did ("5.2.1 restores …;
+    skip 5.2.0" after "rolling every service to 5.2.0")."""
+    if a.memory.type is not MemoryType.EPISODE or b.memory.type is not MemoryType.EPISODE:
+        return False
+    later = b if b.at >= a.at else a
+    return not later.change
 
 
 def is_conflict(

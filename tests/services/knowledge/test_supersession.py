@@ -14,7 +14,7 @@ from app.composition import Engram
 from services.errors import NotFoundError, UserInputError
 from services.filters import MemoryFilter
 from services.knowledge import contradictions, supersession
-from services.knowledge.conflict_scorer import probability
+from services.knowledge.conflict_scorer import both_events, probability
 from services.knowledge.pair_features import FEATURES, features, read_pair_text
 from services.storage import contradictions as table
 from tests.services.builders import make_memory
@@ -137,3 +137,24 @@ def test_the_surest_of_several_open_conflicts_names_the_replacement(engram: Engr
     ranked = [r.memory.id for r in response.results]
     assert ranked.index(new.id) < ranked.index(old.id)
     assert {r.memory.id: r.outdated_by for r in response.results}[old.id] == new.id
+
+
+def test_two_episodes_conflict_only_when_the_later_says_it_changed_the_earlier() -> None:
+    rollout = dict(
+        type="episode",
+        project="express",
+        title="security release",
+        content="5.2.0 is out with the CVE fix; rolling every service to 5.2.0 today.",
+        created_at="2025-12-01T10:00:00+00:00",
+    )
+    reverted = dict(
+        rollout,
+        title="5.2.1",
+        content="5.2.1 restores the old parser; target 5.2.1 and skip 5.2.0 entirely.",
+        created_at="2025-12-02T10:00:00+00:00",
+    )
+    other_day = dict(rollout, title="deploy", content="Deployed 5.2.1 to staging at noon.")
+    first = read_pair_text(make_memory(**rollout))
+    assert both_events(first, read_pair_text(make_memory(**other_day)))
+    assert not both_events(first, read_pair_text(make_memory(**reverted)))
+    assert not both_events(read_pair_text(make_memory(**reverted)), first)  # dates decide
