@@ -26,7 +26,7 @@ SPOKEN_CHANGE = re.compile(
     r"\bswitched\b|\bswitch(?:ing)? to\b|\bmigrated\b|\breplac(?:ed|es|ing)\b|\breverted\b|"
     r"\brevert(?:s|ing)?\b|\brolled back\b|\bundone\b|\bturns out\b|\bturned out\b|"
     r"\bactually\b|\bsoftens?\b|\bnarrow(?:ed|s)\b|\bwiden(?:ed|s)\b|\bfolded into\b|"
-    r"\bfolded in\b|\binstead\b|\bused to\b|\bpreviously\b|\bformerly\b|\bnow\b|"
+    r"\bfolded in\b|\bused to\b|\bpreviously\b|\bformerly\b|\bnow\b|"
     r"\bas of\b|\bstarting (?:with|from|in)\b|\bfrom now on\b|\bgoing forward\b|"
     r"\bdeprecat(?:ed|es|ing)\b|\bno more\b|\bnot needed\b|\bcan go\b|\bnew default\b|"
     r"\bchanged\b|\bupgraded\b|\bdowngraded\b|\bupdated to\b|\bsuperseded\b|"

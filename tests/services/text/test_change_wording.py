@@ -97,3 +97,19 @@ def test_reverting_renaming_and_abandoning_are_changes(note: str) -> None:
 )
 def test_the_same_words_in_instructions_are_not_changes(note: str) -> None:
     assert not says_change(note)
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "Don't use require() for lazy deps. `(await import(...)).default` instead.",
+        "`fd '^\\.env'` errors out instead of printing nothing.",
+        "Read the secret from an env var at runtime instead.",
+    ],
+)
+def test_instead_alone_gives_advice_or_describes_behaviour(note: str) -> None:
+    assert not says_change(note)
+
+
+def test_instead_with_a_change_word_is_still_a_change() -> None:
+    assert says_change("Help output is plain Go code now instead of text/template.")
