@@ -55,6 +55,7 @@ CRITICAL_TYPES = (T.DECISION, T.CONSTRAINT, T.ARCHITECTURE)
 ERROR_TYPES = (T.FIX, T.PITFALL)
 TESTED = 0.8  # a note about the file a test file tests (critical: it is about this test)
 DIRECT = 0.7  # a file signal this strong is about the file itself (tier 1)
+COMMON_NAME = 0.4  # a note naming only names common in the project: pointed at (tier 4)
 QUERY_CRITICAL = 3  # a search's results that lead the block assembled for it
 BACKGROUND_POOL = 5  # with a file open, tier 3 picks from this many times more
 CARRY_OVER = 0.7  # weight of the branch context once the user has moved on to files
@@ -284,7 +285,13 @@ class PredictiveEngine:
             external = set(symbols.external) - set(symbols.identifiers)
             names = [*symbols.identifiers, *sorted(external)]
             found = self.sources.mentioning(names, project, at)
-            for memory_id, named in found.items():
+            common = self.sources.common_names(found, project, at)
+            for memory_id, mentioned in found.items():
+                named = [n for n in mentioned if n not in common]
+                if not named:
+                    shown = ", ".join(mentioned[:3])
+                    scores.add(memory_id, COMMON_NAME, f"names {shown}, common in the project")
+                    continue
                 own = [n for n in named if n in defined]
                 local = [n for n in named if n not in external]
                 shown = ", ".join((own or local or named)[:3])

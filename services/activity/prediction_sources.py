@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from fnmatch import fnmatchcase
@@ -24,6 +25,12 @@ from services.text.identifiers import mentions_as_code
 from services.types import MemoryType
 
 PER_IDENTIFIER_LIMIT = 200
+# A name that at least this share of a project's memories mention (and at least
+# COMMON_MIN of them) is common there: the project's own name (`prettier` in most notes
+# about prettier), a module nearly every note imports. A file naming it says little
+# about which of those notes matter for it.
+COMMON_SHARE = 0.2
+COMMON_MIN = 4
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,18 @@ class PredictionSources:
             if named:
                 found[memory_id] = named
         return found
+
+    def common_names(
+        self, found: Mapping[str, Sequence[str]], project: str | None, before: datetime | None
+    ) -> set[str]:
+        """The names in `found` (memory id → names it mentions, as `mentioning` returns
+        them) that are common in the project (`COMMON_SHARE`)."""
+        counts = Counter(name for named in found.values() for name in set(named))
+        frequent = [name for name, count in counts.items() if count >= COMMON_MIN]
+        if not frequent:
+            return set()
+        size = self.store.count(self._filter(project, before))
+        return {name for name in frequent if counts[name] >= COMMON_SHARE * size}
 
     def file_refs(self, project: str | None) -> list[tuple[str, list[str]]]:
         """(id, file_refs) of the project's current memories that point at files; cached

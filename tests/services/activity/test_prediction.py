@@ -229,6 +229,32 @@ def test_a_plain_word_the_file_defines_counts_only_where_written_as_code(
     assert "office" not in critical + relevant + related
 
 
+def test_a_name_most_notes_of_the_project_use_is_no_reason_for_tier_one(
+    store: MemoryStore,
+) -> None:
+    # The CLI module imports the package itself (`import * as prettier from "../index.js"`);
+    # most notes of the project write `prettier …`, so naming it says nothing about this file.
+    path = "src/cli/format.js"
+    source = (
+        'import * as prettier from "../index.js";\nimport { getOptions } from "./options.js";\n'
+    )
+    for number in range(6):
+        seed(
+            store, f"tool-{number}", f"`prettier --check` step {number} in CI.", project="prettier"
+        )
+    seed(
+        store, "options", "`getOptions` reads .prettierrc before the CLI flags.", project="prettier"
+    )
+    seed(store, "both", "`getOptions()` is also what `prettier.format` uses.", project="prettier")
+    signal = Signal(
+        SignalKind.FILE_OPENED, T0, "prettier", path, symbols=parse_source(path, source)
+    )
+    critical, relevant, related = tiers(PredictiveEngine(store).observe(signal))
+    assert set(critical) == {"options", "both"}  # the rare name still counts
+    assert not {f"tool-{n}" for n in range(6)} & set(critical + relevant)
+    assert {f"tool-{n}" for n in range(6)} <= set(related)  # only pointed at
+
+
 def test_equal_scores_put_the_newer_note_first(store: MemoryStore) -> None:
     path = "pyproject.toml"
     seed(store, "older", "Floor is 3.8.", file_refs=[path], created_at="2024-01-01T00:00:00+00:00")
