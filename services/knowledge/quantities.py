@@ -10,8 +10,9 @@ A quantity is a number with what it counts: the word after it ("30 redirects"), 
 it is assigned to (`DEFAULT_REDIRECT_LIMIT = 30` counts redirect, limit), the words
 before a version in its clause ("Go 1.23", "the Python floor is 3.9"), what is repeated
 ("retries a failed connection 3 times"), or its unit for sizes and durations.
-Bounds are read as ranges ("Go < 1.24", "1.24+", "at least 3", "≥ 15"), so "Go < 1.24"
-and "Go 1.23" agree. Two notes clash on a quantity when they count one thing (a word in
+Bounds are read as ranges ("Go < 1.24", "1.24+", "at least 3", "≥ 15", "engines: >=20"),
+so "Go < 1.24" and "Go 1.23" agree, while two floors of one thing (">=18" / ">=20") are
+two different minimums. Two notes clash on a quantity when they count one thing (a word in
 common), no value of one fits a value of the other, and neither mentions the other's
 number at all (a note that names the old value next to the new one is read by the change
 cues, not here). These are readings of wording, never of particular notes.
@@ -57,7 +58,8 @@ _ASSIGNED = re.compile(
 )
 # "Go 1.23", "python >= 3.9", "rustc 1.80", "1.24+", "v1.56.2 or later"
 _VERSION = re.compile(
-    rf"(?:(?:{_LOWER}|{_UPPER})\s*)?(?<![\w.])v?(?P<value>\d+(?:\.\d+)+|\d+(?=\+))(?![\w.]*\d)"
+    rf"(?:(?:{_LOWER}|{_UPPER})\s*)?(?<![\w.])v?"
+    r"(?P<value>\d+(?:\.\d+)+|\d+(?=\+)|(?<=[<>=≥≤])\s*\d+|(?<=[<>=≥≤]\s)\d+)(?![\w.]*\d)"
     r"(?P<plus>\+|\s+(?:or|and) (?:later|newer|above|higher|up)|\s+up\b)?",
     re.IGNORECASE,
 )
@@ -68,6 +70,7 @@ _NOT_VERSIONED = STOPWORDS | {
     "require", "requires", "required", "needs", "need", "tagged", "shipped", "through",
     "lands", "landed", "pinned", "pin", "fixed", "added", "removed",
 }  # fmt: skip
+_LEADING_COLON = re.compile(r":\s*$")
 _CLAUSE = re.compile(r"[.;:!?(){}\[\]—–]|\s-\s|\n")
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # Words after a number that say nothing of what it counts.
@@ -84,6 +87,13 @@ class Quantity:
     number: str  # as written, to look for in the other note
 
     def fits(self, other: Quantity) -> bool:
+        """Whether the two can both hold: ranges that overlap, except two floors (or two
+        ceilings) of one thing, which say different things however they overlap
+        (">=18" / ">=20" are two minimum versions)."""
+        if self.high == other.high == math.inf and -math.inf < self.low != other.low:
+            return False
+        if self.low == other.low == -math.inf and math.inf > self.high != other.high:
+            return False
         return self.low <= other.high and other.low <= self.high
 
 
@@ -132,7 +142,9 @@ def read_quantities(title: str, content: str) -> tuple[Quantity, ...]:
             named |= {"size"}
         found.append(Quantity(frozenset(named), value, value, match.group("value")))
     for match in _VERSION.finditer(text):
-        clause = _CLAUSE.split(text[max(0, match.start() - 60) : match.start()])[-1]
+        # "MSRV: 1.78", "engines: >=20": a colon right before the value names its thing.
+        window = _LEADING_COLON.sub(" ", text[max(0, match.start() - 60) : match.start()])
+        clause = _CLAUSE.split(window)[-1]
         before = [w for w in _NAME_WORD.findall(clause.lower()) if w not in _NOT_VERSIONED]
         named = {stem(part) for w in before[-3:] for part in re.split(r"[-_]", w) if len(part) >= 2}
         if not named:

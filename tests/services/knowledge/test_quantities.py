@@ -32,6 +32,12 @@ def _clash(first: str, second: str) -> str | None:
             "size",
         ),
         ("Body limit default is 2 MB.", "bodies are capped at 1 MB by default.", "size"),
+        # Two floors (or ceilings) of one thing are two minimums, however they overlap;
+        # a version after a comparison sign is one without its dots.
+        ("root package.json engines is now `>=18`", "package.json engines: `>=20`", "engin"),
+        ("python >= 3.9 is required", "python >= 3.10 is required", "python"),
+        ("MSRV: 1.74", "MSRV: 1.78", "msrv"),
+        ("tested on node <= 20 only", "tested on node <= 22 only", "nod"),
     ],
 )
 def test_one_quantity_stated_twice_differently_clashes(first: str, second: str, what: str) -> None:
@@ -52,6 +58,8 @@ def test_one_quantity_stated_twice_differently_clashes(first: str, second: str, 
         # A bound and a value inside it agree.
         ("binaries built with Go < 1.24 fail to link", "the macOS + Go 1.23 job fails to link"),
         ("needs Go 1.21+", "we build with Go 1.22"),
+        ("engines `>=18` in package.json", "CI runs the package.json engines floor, 18"),
+        ("node >= 18 is the floor", "node >= 18 is the floor, CI runs node 22"),
         # A note naming the other's value is a change, read by the change cues.
         ("retries 3 times", "retries 5 times now (it was 3)"),
         # Different things counted.
