@@ -22,7 +22,12 @@ from dataclasses import dataclass
 from services.knowledge.claim_polarity import Polarity, clashing_terms, read_polarity
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
-from services.knowledge.quantities import Quantity, quantity_clash, read_quantities
+from services.knowledge.quantities import (
+    Quantity,
+    agreeing_versions,
+    quantity_clash,
+    read_quantities,
+)
 from services.memory import Memory, parse_time
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.words import STOPWORDS, UNSURE_PHRASES, code_spans, without_code, without_fences
@@ -342,6 +347,17 @@ def features(
     return found
 
 
+def _value_conflicts(cues: Cues | None, agreed: frozenset[str]) -> bool:
+    """Whether the cues find a value the two state differently, leaving out versions
+    that agree as bound and value ("Go < 1.24" / "Go 1.23")."""
+    if cues is None:
+        return False
+    return any(
+        not {v.strip() for side in ("a", "b") for v in str(c.get(side, "")).split(",")} <= agreed
+        for c in cues.conflicts
+    )
+
+
 def _base(
     a: PairText,
     b: PairText,
@@ -352,6 +368,8 @@ def _base(
     idf: Mapping[str, float],
     gap: float,
 ) -> dict[str, float]:
+    agreed = agreeing_versions(a.quantities, b.quantities)
+    differing = (earlier.versions ^ later.versions) - agreed
     return {
         "cosine": cosine,
         "title_overlap": _jaccard(a.title_words, b.title_words),
@@ -364,12 +382,10 @@ def _base(
         "hedge_earlier": float(min(earlier.hedge, 2)),
         "negation_differs": float(abs(min(a.negations, 3) - min(b.negations, 3))),
         "opposites": _opposites(earlier.plain, later.plain),
-        "value_conflict": float(bool(cues and cues.conflicts)),
+        "value_conflict": float(_value_conflicts(cues, agreed)),
         "cue_replaces": float(bool(cues and cues.replaces)),
         "old_value_named": _old_value_named(earlier, later),
-        "versions_differ": float(
-            bool(earlier.versions and later.versions and earlier.versions != later.versions)
-        ),
+        "versions_differ": float(bool(earlier.versions and later.versions and differing)),
         "numbers_differ": float(
             bool(earlier.numbers and later.numbers and earlier.numbers != later.numbers)
         ),

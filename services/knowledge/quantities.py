@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from services.storage.query_terms import stem
 from services.text.words import STOPWORDS, without_fences
 
-__all__ = ["Quantity", "quantity_clash", "read_quantities"]
+__all__ = ["Quantity", "agreeing_versions", "quantity_clash", "read_quantities"]
 
 _NUMBER = r"\d+(?:\.\d+)*"
 _LOWER = r"(?P<lower>at least|min(?:imum)?|>=|≥|>|over|above|more than)"
@@ -85,6 +85,7 @@ class Quantity:
     low: float
     high: float
     number: str  # as written, to look for in the other note
+    version: bool = False  # read as a version ("Go 1.23", ">=18"), not a count or size
 
     def fits(self, other: Quantity) -> bool:
         """Whether the two can both hold: ranges that overlap, except two floors (or two
@@ -155,7 +156,7 @@ def read_quantities(title: str, content: str) -> tuple[Quantity, ...]:
             match.group("upper"),
             match.group("plus"),
         )
-        found.append(Quantity(frozenset(named), low, high, match.group("value")))
+        found.append(Quantity(frozenset(named), low, high, match.group("value"), version=True))
     for match in _COUNTED.finditer(text):
         number = match.group("number")
         if number.count(".") > 1:
@@ -189,15 +190,33 @@ def quantity_clash(
 ) -> str | None:
     """What the two notes count differently ("redirect: 30 vs 20"), or None. The texts
     are the notes' plain texts, searched for the other's numbers."""
+    agreed: set[str] = set()  # what some value of one fits a value of the other on
+    differing: list[tuple[Quantity, Quantity, frozenset[str]]] = []
     for one in first:
         for other in second:
             shared = one.counts & other.counts
-            if not shared or one.fits(other):
+            if not shared:
                 continue
-            agreeing = any(a.fits(b) for a in first for b in second if a.counts & b.counts & shared)
-            if agreeing:
-                continue
-            if _mentions(first_text, other.number) or _mentions(second_text, one.number):
-                continue
-            return f"{sorted(shared)[0]}: {one.number} vs {other.number}"
+            if one.fits(other):
+                agreed |= shared
+            else:
+                differing.append((one, other, shared))
+    for one, other, shared in differing:
+        if shared & agreed:
+            continue
+        if _mentions(first_text, other.number) or _mentions(second_text, one.number):
+            continue
+        return f"{sorted(shared)[0]}: {one.number} vs {other.number}"
     return None
+
+
+def agreeing_versions(first: tuple[Quantity, ...], second: tuple[Quantity, ...]) -> frozenset[str]:
+    """The versions (as written) the two notes state of a thing both give agreeing
+    versions of: "Go < 1.24" and "Go 1.23" name two versions that do not differ, since
+    the bound holds the version; so do "1.24+" and "1.24". Two floors never agree."""
+    shared: set[str] = set()
+    for one in first:
+        for other in second:
+            if one.version and other.version and one.counts & other.counts and one.fits(other):
+                shared |= one.counts & other.counts
+    return frozenset(q.number for q in (*first, *second) if q.version and q.counts & shared)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from services.knowledge.conflict_scorer import duplicate_claims, duplicate_probability
 from services.knowledge.pair_features import features, read_pair_text
-from services.knowledge.quantities import quantity_clash, read_quantities
+from services.knowledge.quantities import agreeing_versions, quantity_clash, read_quantities
 from tests.services.builders import make_memory
 
 
@@ -109,3 +109,25 @@ def test_reading_any_text_is_total_and_a_text_never_clashes_with_itself(a: str, 
     assert (quantity_clash(first, second, a.lower(), b.lower()) is None) == (
         quantity_clash(second, first, b.lower(), a.lower()) is None
     )
+
+
+def test_a_bound_and_a_version_inside_it_do_not_differ() -> None:
+    bound = make_memory(
+        "macOS: test binaries built with Go < 1.24 fail to link; Go 1.24+ writes LC_UUID itself.",
+        title="macOS link failure in CI",
+        created_at="2026-07-13T10:00:00+00:00",
+    )
+    inside = make_memory(
+        "If the macOS + Go 1.23 job fails at link time, it's the LC_UUID thing.",
+        title="Go 1.23 macOS CI failure",
+        created_at="2026-07-20T10:00:00+00:00",
+    )
+    floor = make_memory(
+        "We build with Go 1.25 on every runner.", created_at="2026-07-21T10:00:00+00:00"
+    )
+    first, second, third = (read_pair_text(m) for m in (bound, inside, floor))
+    assert agreeing_versions(first.quantities, second.quantities) == {"1.24", "1.23"}
+    assert features(first, second, cosine=0.85)["versions_differ"] == 0.0
+    assert features(second, third, cosine=0.6)["versions_differ"] == 1.0  # 1.23 vs 1.25
+    python_floors = read_quantities("", "python >= 3.9"), read_quantities("", "python >= 3.10")
+    assert agreeing_versions(*python_floors) == frozenset()  # two floors never agree
