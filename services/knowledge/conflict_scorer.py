@@ -96,7 +96,8 @@ def is_conflict(
     With the pair's texts, one that says the same of different code, or two episodes,
     is never flagged. A caller with gates of its own may flag at a lower `threshold`.
     Two alike notes that disagree about a default are flagged whatever the scores.
-    Where both scorers fire the surer one decides (`duplicate_claims`), unless
+    Where both scorers fire the surer one decides (`duplicate_claims`, each read against
+    its own fitted bar, whatever `threshold` the caller flags from), unless
     `any_claim_wins`: then every pair the duplicate scorer claims is left alone. A
     replacement recorded as a memory is written takes effect without review, and there
     "newest wins" would let a misremembered later note take its correct twin's place
@@ -108,7 +109,7 @@ def is_conflict(
     if any_claim_wins:
         claimed = duplicate_probability(features) >= DUPLICATE_CLAIM
     else:
-        claimed = duplicate_claims(features, scored, threshold)
+        claimed = duplicate_claims(features, scored)
     if pair is not None and (same_frame_other_subject(*pair) or both_events(*pair)):
         return False, scored
     return (scored >= threshold and not claimed) or defaults_disagree(features), scored

@@ -17,7 +17,9 @@ from services.knowledge import contradictions, supersession
 from services.knowledge.conflict_scorer import (
     DUPLICATE_CLAIM,
     both_events,
+    duplicate_claims,
     duplicate_probability,
+    is_conflict,
     probability,
 )
 from services.knowledge.pair_features import FEATURES, features, read_pair_text
@@ -187,3 +189,28 @@ def test_a_shared_title_names_a_topic_and_is_no_sign_of_a_duplicate() -> None:
     assert probability(same) > probability(other)  # the conflict scorer still reads it
     copy = features(read_pair_text(old), read_pair_text(old), cosine=1.0)
     assert duplicate_probability(copy) > 0.99  # an exact copy is still one
+
+
+def test_a_lower_bar_never_takes_a_pair_the_duplicate_scorer_claims() -> None:
+    # Which scorer decides is read against each scorer's own fitted bar; a caller that
+    # flags from a lower score (write time) must not tip a restatement into a change.
+    where = dict(type="dependency", project="axum")
+    old = make_memory(
+        "TypedHeader lives in axum-extra (`axum_extra::TypedHeader`, feature "
+        "`typed-header`). axum itself hasn't had a `headers` feature since 0.7.",
+        title="TypedHeader location",
+        created_at="2024-04-08T10:00:00+00:00",
+        **where,
+    )
+    new = make_memory(
+        "TypedHeader import path: `axum_extra::TypedHeader`, needs the `typed-header` "
+        "feature on axum-extra; it's not in axum anymore.",
+        title="TypedHeader import",
+        created_at="2026-08-03T10:00:00+00:00",
+        **where,
+    )
+    pair = read_pair_text(old), read_pair_text(new)
+    found = features(*pair, cosine=0.87)
+    assert duplicate_claims(found)
+    for bar in (0.3, 0.6, 0.8):
+        assert not is_conflict(found, pair, threshold=bar)[0]
