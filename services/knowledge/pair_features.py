@@ -141,6 +141,15 @@ class PairText:
     quantities: tuple[Quantity, ...]  # the numbers it states, with what they count
 
 
+def release(version: str) -> str:
+    """A version without trailing zero parts beyond major.minor: "1.9.0" and "1.9" name
+    one release."""
+    parts = version.split(".")
+    while len(parts) > 2 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)
+
+
 def read_pair_text(memory: Memory) -> PairText:
     content = memory.content[:READ_CHARS]
     text = f"{memory.title}. {content}"
@@ -154,7 +163,7 @@ def read_pair_text(memory: Memory) -> PairText:
         words=frozenset(_content_words(plain)),
         frame=frozenset(_content_words(without_code(content).lower())),
         names=frozenset(names),
-        versions=frozenset(_VERSION.findall(plain)),
+        versions=frozenset(map(release, _VERSION.findall(plain))),
         numbers=frozenset(n for n, _ in _NUMBER.findall(plain)),
         sentences=tuple(
             _sentence_reading(piece)
@@ -171,7 +180,7 @@ def read_pair_text(memory: Memory) -> PairText:
 
 
 def _sentence_reading(sentence: str) -> tuple[frozenset[str], frozenset[str], bool]:
-    values = {v for v in _VERSION.findall(sentence)}
+    values = {release(v) for v in _VERSION.findall(sentence)}
     values |= {n + (unit or "").lower() for n, unit in _NUMBER.findall(sentence)}
     return (
         frozenset(_content_words(sentence)),

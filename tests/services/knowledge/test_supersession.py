@@ -22,7 +22,7 @@ from services.knowledge.conflict_scorer import (
     is_conflict,
     probability,
 )
-from services.knowledge.pair_features import FEATURES, features, read_pair_text
+from services.knowledge.pair_features import FEATURES, features, read_pair_text, release
 from services.storage import contradictions as table
 from tests.services.builders import make_memory
 
@@ -214,3 +214,13 @@ def test_a_lower_bar_never_takes_a_pair_the_duplicate_scorer_claims() -> None:
     assert duplicate_claims(found)
     for bar in (0.3, 0.6, 0.8):
         assert not is_conflict(found, pair, threshold=bar)[0]
+
+
+@pytest.mark.parametrize(
+    ("written", "read"), [("1.9.0", "1.9"), ("1.9", "1.9"), ("2.0", "2.0"), ("1.0.0", "1.0")]
+)
+def test_trailing_zero_parts_name_the_same_release(written: str, read: str) -> None:
+    assert release(written) == read
+    one = read_pair_text(make_memory(f"Default help output changed in v{written}."))
+    two = read_pair_text(make_memory(f"Binaries shrank after the {read} bump."))
+    assert features(one, two, cosine=0.7)["versions_differ"] == 0.0
