@@ -16,18 +16,21 @@ differently (`quantities`), at most 10 a project and run, with skip recommended;
 notes that are each other's nearest neighbour need a lower probability (0.85; every
 leave-one-project-out fold on real-dev chose it). A pair passing the strict checks is
 left to the contradictions operation only when the conflict scorer fires and the
-duplicate scorer does not. Measured: real-dev precision 0.86, recall 0.72; second-dev
-(written by someone else) 0.44, 0.62; corpus-2k 0.91, 0.98 (bench/duplicates.py,
-bench/real_dev.py).
+duplicate scorer does not. An identical title is a topic, not a sign of a duplicate
+(`duplicate_probability`). Measured (pairs, precision / recall): real-dev 0.91 / 0.80;
+second-dev 0.60 / 0.23, third-dev 0.60 / 0.30, fourth-dev 0.86 / 0.55 (written by
+others); corpus-2k 0.91 / 0.98 (bench/duplicates.py, bench/real_dev.py --data DIR).
 
-Pairs become groups (connected components); each group is one finding.
+Pairs become groups (connected components, surest pairs first); a pair that would put
+two notes counting one thing differently into one group is left out, since paraphrases
+of one middle note can still disagree with each other. Each group is one finding.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +51,7 @@ from services.knowledge.pair_features import (
     read_pair_text,
     same_frame_other_subject,
 )
+from services.knowledge.quantities import quantity_clash
 from services.memory import Memory
 from services.storage import contradictions as recorded_conflicts
 from services.storage.findings import Finding, Option
@@ -250,9 +254,15 @@ def scored_pairs(
     return [pair for _, pair in ranked[:MAX_SCORED_PAIRS]]
 
 
-def groups(pairs: list[DuplicatePair]) -> list[list[str]]:
-    """Connected components of the duplicate pairs, each sorted, largest first."""
+def groups(
+    pairs: list[DuplicatePair], apart: Callable[[str, str], bool] | None = None
+) -> list[list[str]]:
+    """Connected components of the duplicate pairs, each sorted, largest first. With
+    `apart`, a pair that would put two memories it keeps apart into one group is left
+    out (the surest pairs join first): two paraphrases of a middle note can still state
+    one number differently ("engines >=18" / "engines >=22")."""
     parent: dict[str, str] = {}
+    members: dict[str, list[str]] = {}
 
     def root(x: str) -> str:
         while parent.setdefault(x, x) != x:
@@ -260,12 +270,42 @@ def groups(pairs: list[DuplicatePair]) -> list[list[str]]:
             x = parent[x]
         return x
 
-    for pair in pairs:
-        parent[root(pair.a)] = root(pair.b)
+    for pair in sorted(pairs, key=lambda p: (not p.exact, -p.similarity, p.a, p.b)):
+        first, second = root(pair.a), root(pair.b)
+        if first == second:
+            continue
+        one, other = members.get(first, [first]), members.get(second, [second])
+        if apart is not None and any(apart(x, y) for x in one for y in other):
+            continue
+        parent[first] = second
+        members[second] = one + other
+        members.pop(first, None)
     components: dict[str, list[str]] = defaultdict(list)
     for member in parent:
         components[root(member)].append(member)
-    return sorted((sorted(c) for c in components.values()), key=lambda c: (-len(c), c))
+    joined = (sorted(c) for c in components.values() if len(c) > 1)
+    return sorted(joined, key=lambda c: (-len(c), c))
+
+
+def stated_differently(memories: dict[str, Memory]) -> Callable[[str, str], bool]:
+    """Whether two memories count one thing differently (`quantities`): never one group."""
+    texts: dict[str, PairText] = {}
+
+    def text(memory_id: str) -> PairText:
+        if memory_id not in texts:
+            texts[memory_id] = read_pair_text(memories[memory_id])
+        return texts[memory_id]
+
+    def apart(a: str, b: str) -> bool:
+        if a not in memories or b not in memories:
+            return False
+        first, second = text(a), text(b)
+        return (
+            quantity_clash(first.quantities, second.quantities, first.plain, second.plain)
+            is not None
+        )
+
+    return apart
 
 
 def keeper(memories: list[Memory]) -> Memory:
@@ -292,7 +332,7 @@ def duplicate_findings(pairs: list[DuplicatePair], memories: dict[str, Memory]) 
     best: dict[frozenset[str], float] = {}
     exact: dict[frozenset[str], bool] = {}
     scored: dict[frozenset[str], bool] = {}
-    for group in groups(pairs):
+    for group in groups(pairs, stated_differently(memories)):
         key = frozenset(group)
         inside = [p for p in pairs if p.a in key and p.b in key]
         best[key] = max(p.similarity for p in inside)

@@ -213,3 +213,27 @@ def test_a_pair_the_contradictions_operation_judged_is_not_proposed_as_a_duplica
         table.record_flag(store, "c", "d", "supersedes", "d", now, f'{{"judged": "{SOURCE}"}}')
     (report,) = run_operations(context, ["duplicates"])
     assert sorted(f.memory_ids for f in report.findings) == [["c", "d"], ["e", "f"]]
+
+
+def test_a_group_never_joins_two_notes_that_state_one_number_differently() -> None:
+    floor = dict(type="constraint", project="prettier", created_at="2025-01-01T00:00:00+00:00")
+    notes = {
+        m.id: m
+        for m in (
+            make_memory("Root package.json engines is `>=18` for the dev build.", id="a", **floor),
+            make_memory("Working on prettier itself needs a recent Node.", id="b", **floor),
+            make_memory(
+                "package.json engines: `>=22`; Node 20 can't run the tests.", id="c", **floor
+            ),
+        )
+    }
+    pairs = [
+        duplicates.DuplicatePair("a", "b", 0.9, False, scored=True),
+        duplicates.DuplicatePair("b", "c", 0.8, False, scored=True),
+    ]
+    assert duplicates.groups(pairs) == [["a", "b", "c"]]  # chained through the middle note
+    apart = duplicates.stated_differently(notes)
+    assert apart("a", "c") and not apart("a", "b")
+    assert duplicates.groups(pairs, apart) == [["a", "b"]]  # the surer pair joins first
+    findings = duplicates.duplicate_findings(pairs, notes)
+    assert [f.memory_ids for f in findings] == [["a", "b"]]
