@@ -718,15 +718,21 @@ def context_run(data_dir: Path, cases: list[dict], root: Path, names) -> dict[st
 def part_context(args: argparse.Namespace) -> str:
     cases = read_jsonl(DATA / "context.jsonl")
     names = memories()
-    runs = [("path only (empty file)", None)]
+    runs: list[tuple[str, Path | None, Path]] = [("path only (empty file)", None, base())]
     if args.sources:
-        runs.append(("real file contents", Path(args.sources).expanduser().resolve()))
+        sources = Path(args.sources).expanduser().resolve()
+        runs.append(("real file contents", sources, base()))
+        # What a user sees once the idle cycle has judged the pairs: open conflicts with a
+        # holder put the note that holds in place of the one it replaces.
+        cycled = copy_of(base(), "context-after-cycle")
+        cli(cycled, "rem", "run", "--op", "contradictions", "--json", env=NO_LLM)
+        runs.append(("real files, after the contradictions operation", sources, cycled))
     columns = []
-    for label, sources in runs:
+    for label, sources, data_dir in runs:
         root = placeholder_files(cases, sources)
         print(f"context, {label}:")
         started = time.perf_counter()
-        c = context_run(base(), cases, root, names)
+        c = context_run(data_dir, cases, root, names)
         wall = time.perf_counter() - started
         columns.append(
             [
@@ -767,7 +773,9 @@ def part_context(args: argparse.Namespace) -> str:
         + (
             ": empty (the path is all Engram has), and a second run with the real file "
             "copied from a checkout of the snapshot the notes describe (its names and imports "
-            "become signals)."
+            "become signals); the third run is the second on a copy of the folder after "
+            "`engram rem run --op contradictions` (no model), as a user sees it once the "
+            "idle cycle has judged the pairs."
             if args.sources
             else " as an empty file: the path is all Engram has (`--sources DIR` adds a run "
             "with the real files)."

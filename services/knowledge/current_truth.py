@@ -45,6 +45,7 @@ NEIGHBOURS = 6  # nearest memories of the project a newly embedded one is read a
 SAME_SITTING_S = 20 * 3600  # closer than this, two notes have no order between them
 MIN_COSINE = 0.35  # below this a pair is about different things (the scorer agrees)
 SOURCE = "when embedded"
+REPLACING = frozenset({"supersedes"})  # the open conflicts the context acts on
 # The conflict scorer's flag is set for a pair that stands on its own; here the later
 # note must also clash with the earlier about the same code, so a lower score is
 # enough. Chosen leave-one-project-out on real-dev's neighbour pairs (each fold picked
@@ -93,12 +94,15 @@ def judge_embedded(
 
 
 def current_holders(store: MemoryStore, memory_ids: Sequence[str]) -> dict[str, Memory]:
-    """Memory id → the current memory an open conflict says replaces it (the context
-    shows that one instead; search ranks it above the one it replaced)."""
-    found = replaced_by(store, memory_ids)
+    """Memory id → the current memory an open supersession says replaces it (the context
+    shows that one instead). Only a later note worded as a change replaces an earlier one
+    here: which side of an open contradiction holds is a guess until the user says, so
+    the context keeps both under its ⚠ line (letting the guess act cost needed notes on
+    every hand-written set: real-dev 98 → 94 of 109 in tiers 1–2 after a cycle)."""
+    found = replaced_by(store, memory_ids, REPLACING)
     asked = set(found.values())
     while asked:  # a replacement replaced in turn: follow the chain to its end
-        further = replaced_by(store, sorted(asked))
+        further = replaced_by(store, sorted(asked), REPLACING)
         asked = {h for loser, h in further.items() if loser not in found and h not in found}
         found.update((loser, h) for loser, h in further.items() if loser not in found)
     if not found:

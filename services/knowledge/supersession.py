@@ -7,7 +7,7 @@ modes)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -35,35 +35,41 @@ from services.vectors.index import VectorIndex
 CHAIN_STEP_S = 20 * 3600
 
 
-def replaced_by(store: MemoryStore, memory_ids: Iterable[str]) -> dict[str, str]:
+def replaced_by(
+    store: MemoryStore, memory_ids: Iterable[str], kinds: Collection[str] | None = None
+) -> dict[str, str]:
     """Memory id → the memory an open conflict says holds instead of it (for every
     open conflict with a holder that involves one of `memory_ids`). A holder that a
     later holder of the same replaced memory followed by 20 hours or more is replaced in
     turn by the newest of them: the floor raised twice makes the first raise history.
     Where several open conflicts name a holder for one memory, the surest names it (a
-    loose look-alike flagged beside the real change must not stand in for it)."""
+    loose look-alike flagged beside the real change must not stand in for it). With
+    `kinds`, only open conflicts of those kinds count."""
     asked = list(dict.fromkeys(memory_ids))
     found: dict[str, str] = {}
     surest: dict[str, float] = {}
     losers_of: dict[str, set[str]] = {}  # a holder among the asked → what it replaced
-    for loser, holder, score in _open_replacements(store, asked):
+    for loser, holder, score in _open_replacements(store, asked, kinds):
         if score > surest.get(loser, -1.0):
             found[loser], surest[loser] = holder, score
         losers_of.setdefault(holder, set()).add(loser)
     if losers_of:
-        for holder, newer in _later_co_holders(store, losers_of).items():
+        for holder, newer in _later_co_holders(store, losers_of, kinds).items():
             found.setdefault(holder, newer)
     return found
 
 
 def _open_replacements(
-    store: MemoryStore, memory_ids: Sequence[str]
+    store: MemoryStore, memory_ids: Sequence[str], kinds: Collection[str] | None = None
 ) -> list[tuple[str, str, float]]:
     """(replaced, holder, score) of every open conflict with a holder about
-    `memory_ids`, newest first; the score is the one recorded when it was found."""
+    `memory_ids` (of `kinds`, when given), newest first; the score is the one recorded
+    when it was found."""
     found: list[tuple[str, str, float]] = []
     for row in table.open_rows_about(store, memory_ids):
         record = record_of(row)
+        if kinds is not None and record.kind not in kinds:
+            continue
         if record.holder in (record.a, record.b):
             loser = record.b if record.holder == record.a else record.a
             found.append((loser, record.holder, _recorded_score(record.evidence)))
@@ -75,12 +81,14 @@ def _recorded_score(evidence: dict[str, object]) -> float:
     return float(score) if isinstance(score, int | float) else 0.0
 
 
-def _later_co_holders(store: MemoryStore, losers_of: dict[str, set[str]]) -> dict[str, str]:
+def _later_co_holders(
+    store: MemoryStore, losers_of: dict[str, set[str]], kinds: Collection[str] | None = None
+) -> dict[str, str]:
     """Holder → the newest other holder of a memory it replaced, written a chain step
     or more after it."""
     replaced = {loser for losers in losers_of.values() for loser in losers}
     holders_of: dict[str, set[str]] = {}
-    for loser, holder, _ in _open_replacements(store, sorted(replaced)):
+    for loser, holder, _ in _open_replacements(store, sorted(replaced), kinds):
         if loser in replaced:
             holders_of.setdefault(loser, set()).add(holder)
     if not any(len(holders) > 1 for holders in holders_of.values()):

@@ -106,6 +106,34 @@ def test_the_context_shows_the_newest_holder_in_place_of_what_it_replaced(
     assert ContextAssembler(2000).assemble(prediction).tiers[0].placed  # no judge: as predicted
 
 
+def test_an_open_contradiction_keeps_both_notes_in_the_context(engram: Engram) -> None:
+    """Which side of a contradiction holds is a guess until the user says: the context
+    keeps both (under its ⚠ line); only a supersession puts the newer note in place."""
+    first = engram.service.add({**FLOOR_OLD, "id": "floor-a"})
+    second = engram.service.add({**FLOOR_NEW, "id": "floor-b", "content": "The floor is 3.7."})
+    with engram.store.writing():
+        table.record_flag(engram.store, first.id, second.id, "contradiction", first.id, "t", "{}")
+    assert current_holders(engram.store, [first.id, second.id]) == {}
+    candidates = [
+        Candidate(m, 1.0, [Reason("file_ref: pyproject.toml", 1.0)]) for m in (first, second)
+    ]
+    prediction = Prediction(
+        project="httpx",
+        at=datetime(2026, 1, 1, tzinfo=UTC),
+        activity=ActivityKind.GENERAL,
+        critical=candidates,
+        relevant=[],
+        background=[],
+        topics=[],
+    )
+    assembled = ContextAssembler(
+        2000, replaced=engram.replaced_among, alerts=engram.contradiction_alerts
+    ).assemble(prediction)
+    placed = {p.candidate.memory.id for tier in assembled.tiers for p in tier.placed}
+    assert placed == {first.id, second.id}
+    assert "⚠" in assembled.markdown
+
+
 def _pair_text(content: str, title: str, created_at: str, files: tuple[str, ...] = ()) -> Any:
     from services.knowledge.pair_features import read_pair_text
     from services.memory import memory_from_dict
