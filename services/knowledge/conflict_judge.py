@@ -114,7 +114,8 @@ class Judge:
             flagged, scored = is_conflict(found, (text_a, text_b))
             if flagged and cue_score < FLAG_AT:
                 kind = kind_of(text_a, text_b, found)
-                held = holder(reading_a, reading_b, cues)
+                # A supersession is the later note replacing the earlier: it holds.
+                held = b.id if kind == "supersedes" else holder(reading_a, reading_b, cues)
                 return Verdict(a.id, b.id, kind, held, scored, cue_score, cues, None, scored)
         answer: dict[str, Any] | None = None
         if self.llm is not None and abs(cue_score - FLAG_AT) < LLM_WEIGHT:

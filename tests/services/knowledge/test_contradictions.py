@@ -325,3 +325,24 @@ def test_unresolved_contradictions_are_tier_1_warnings_within_budget(context: Re
     (record,) = contradictions.listing(store)
     contradictions.resolve(store, record.id, "both_valid")
     assert "⚠" not in assembler.assemble(prediction).markdown
+
+
+def test_a_supersession_the_scorer_finds_is_held_by_the_later_note() -> None:
+    # The earlier note quotes more code, which would make it the likelier side of a
+    # plain disagreement; but a supersession is the later note replacing it.
+    where = dict(type="workflow", project="flask", title="how a release gets published")
+    old = make_memory(
+        "Release checklist: bump `__version__` in `src/flask/__init__.py`, tag `2.3.0`, "
+        "then `python -m build` and upload with `twine`.\n```\ntwine upload dist/*\n```",
+        created_at="2024-01-10T10:00:00+00:00",
+        **where,
+    )
+    new = make_memory(
+        "Releases for 3.1 are published by the publish workflow from a tag; trusted "
+        "publishing, no tokens.",
+        created_at="2025-06-10T10:00:00+00:00",
+        **where,
+    )
+    verdict = Judge(None).judge(old, new, (reading_of(old), reading_of(new)), similarity=0.8)
+    assert verdict.kind == "supersedes"
+    assert verdict.holder == new.id
