@@ -27,7 +27,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from services.activity.git_state import branch_slug, branch_words
@@ -48,6 +48,7 @@ from services.activity.signals import (
 )
 from services.memory import Memory, written_at
 from services.storage.memories import MemoryStore
+from services.text.stacktrace import quotes_an_error, share_of_error_words
 from services.text.words import sounds_unsure
 from services.types import MemoryType as T
 
@@ -56,6 +57,10 @@ ERROR_TYPES = (T.FIX, T.PITFALL)
 TESTED = 0.8  # a note about the file a test file tests (critical: it is about this test)
 DIRECT = 0.7  # a file signal this strong is about the file itself (tier 1)
 COMMON_NAME = 0.4  # a note naming only names common in the project: pointed at (tier 4)
+OTHER_ERROR_SHARE = 0.5  # of the error's words, what a fix about it has at least
+# An error seen this recently is what the user is working on; later, the files they
+# open may be about something else, and the fixes for those files' other errors count.
+ERROR_FOCUS = timedelta(minutes=5)
 QUERY_CRITICAL = 3  # a search's results that lead the block assembled for it
 BACKGROUND_POOL = 5  # with a file open, tier 3 picks from this many times more
 CARRY_OVER = 0.7  # weight of the branch context once the user has moved on to files
@@ -231,6 +236,9 @@ class PredictiveEngine:
         self._learned(scores, keys)
 
         memories = self.sources.load(list(scores.scores), project, at)
+        focused = state.errors_within(at, ERROR_FOCUS)
+        if focused:
+            self._focus_on_errors(scores, memories, focused)
         ranked = sorted(
             (mid for mid in scores.scores if mid in memories),
             # Equal scores (several notes naming the file): more signals first, then
@@ -317,6 +325,27 @@ class PredictiveEngine:
         for memory_id, score in scores.scores.items():
             if score >= DIRECT:
                 scores.critical.add(memory_id)
+
+    def _focus_on_errors(
+        self, scores: _Scores, memories: dict[str, Memory], errors: list[str]
+    ) -> None:
+        """While an error is in focus (seen in the last few minutes: the user is on it),
+        a fix or pitfall about the open file that quotes an error of its own sharing at
+        most half of the focused error's words is a fix for another problem there: it is
+        pointed at, not placed. A fix for the same error quotes or paraphrases most of
+        its words."""
+        for memory_id in list(scores.critical):
+            memory = memories.get(memory_id)
+            if memory is None or memory.type not in ERROR_TYPES:
+                continue
+            text = f"{memory.title}\n{memory.content}"
+            if not quotes_an_error(text):
+                continue  # a pitfall of the file that names no error may be about this one
+            if max(share_of_error_words(line, text) for line in errors) > OTHER_ERROR_SHARE:
+                continue
+            scores.critical.discard(memory_id)
+            scores.scores[memory_id] = min(scores.scores[memory_id], COMMON_NAME)
+            scores.reasons[memory_id].append(Reason("about another error", COMMON_NAME))
 
     def _branch(
         self, scores: _Scores, project: str | None, at: datetime, branch: str, weight: float

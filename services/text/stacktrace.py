@@ -49,3 +49,33 @@ def error_in_text(text: str) -> str | None:
     if len(lines) == 1 and _ERROR_LINE.match(lines[0]):
         return lines[0]
     return None
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def share_of_error_words(error_line: str, text: str) -> float:
+    """How much of `error_line`'s words (names and words of three letters or more) `text`
+    has: a fix quoting that error, or paraphrasing it closely, has most of them; a fix
+    for another error of the same module shares a few common ones ("error", the
+    module's name)."""
+    wanted = {w.lower() for w in _WORD.findall(error_line)}
+    if not wanted:
+        return 0.0
+    have = {w.lower() for w in _WORD.findall(text)}
+    return len(wanted & have) / len(wanted)
+
+
+# "panics: \"Unknown argument…\"", "fails with 'No matches…'": an error quoted in prose.
+_QUOTED_ERROR = re.compile(
+    r"\b(?:panic|error|fail|raise|throw|warn|complain)\w*\W{0,3}[\"'“‘]", re.IGNORECASE
+)
+
+
+def quotes_an_error(text: str) -> bool:
+    """Whether a note quotes an error of its own: a fenced block (a pasted traceback or
+    output), a line that reads as an error (`TypeError: …`, `error: …`, `panic: …`), or
+    an error message in quotes after "panics", "fails with", "raises"."""
+    if "```" in text or _QUOTED_ERROR.search(text):
+        return True
+    return any(_ERROR_LINE.match(line.strip()) for line in text.splitlines())

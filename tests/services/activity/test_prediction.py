@@ -305,3 +305,31 @@ def test_a_test_file_brings_the_notes_about_the_file_it_tests(store: MemoryStore
 )
 def test_the_file_a_test_file_tests(path: str, subject: str | None) -> None:
     assert subject_of(path) == subject
+
+
+def test_with_an_error_in_focus_a_fix_for_another_error_of_the_file_is_only_pointed_at(
+    store: MemoryStore,
+) -> None:
+    path = "src/ledgerly/billing/refunds.py"
+    line = "ValueError: refund exceeds the captured amount"
+    seed(store, "this", f"`{line}`: clamp the refund to the capture.", type="fix", file_refs=[path])
+    seed(
+        store,
+        "other",
+        "```\nKeyError: 'currency'\n```\nLegacy invoices lack it; default to EUR.",
+        type="fix",
+        file_refs=[path],
+    )
+    seed(
+        store, "rule", "Refunds never touch the ledger directly.", type="pitfall", file_refs=[path]
+    )
+    engine = PredictiveEngine(store)
+    critical, _, related = tiers(engine.observe(opened(path)))
+    assert {"this", "other", "rule"} <= set(critical)  # no error yet: all about the file
+    engine.observe(Signal(SignalKind.ERROR_SEEN, T0, "ledgerly", error=line))
+    critical, relevant, related = tiers(engine.observe(opened(path, at=T0 + timedelta(minutes=1))))
+    assert "this" in critical and "rule" in critical  # a pitfall naming no error stays
+    assert "other" not in critical + relevant and "other" in related
+    # Ten minutes on, the user may have moved on: the file's other fixes count again.
+    critical, _, _ = tiers(engine.observe(opened(path, at=T0 + timedelta(minutes=10))))
+    assert "other" in critical

@@ -7,7 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.search.retrieval import MAX_QUERY_EMBED_CHARS, focused_query
-from services.text.stacktrace import error_in_text, key_line
+from services.text.stacktrace import (
+    error_in_text,
+    key_line,
+    quotes_an_error,
+    share_of_error_words,
+)
 
 PYTHON = (
     "Traceback (most recent call last):\n"
@@ -74,3 +79,31 @@ def test_errors_in_copied_text() -> None:
     assert error_in_text("def handle_error(x):\n    return x") is None
     assert error_in_text("") is None
     assert error_in_text("ValueError: x" * 10_000) is None  # too long to be a copied error
+
+
+def test_a_fix_for_the_same_error_has_most_of_its_words() -> None:
+    error = 'Blocked request. This host ("web.myapp.test") is not allowed.'
+    same = "Vite answers `Blocked request. This host is not allowed` for unknown hosts."
+    other = "```\nError: listen EADDRINUSE: address already in use :::5173\n```"
+    assert share_of_error_words(error, same) > 0.5 >= share_of_error_words(error, other)
+    assert share_of_error_words("", same) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("note", "quotes"),
+    [
+        ("```\nTypeError: x is undefined\n```\nGuard it.", True),
+        ("TypeError: x is undefined when the list is empty.", True),
+        ('`get_one("o")` panics: "Unknown argument or group id".', True),
+        ("Pin the toolchain; newer clippy adds lints.", False),
+        ("Errors are logged as JSON in production.", False),
+    ],
+)
+def test_a_note_quoting_an_error_of_its_own(note: str, quotes: bool) -> None:
+    assert quotes_an_error(note) is quotes
+
+
+@given(st.text(max_size=400), st.text(max_size=200))
+def test_reading_any_text_for_errors_is_total(text: str, error: str) -> None:
+    assert isinstance(quotes_an_error(text), bool)
+    assert 0.0 <= share_of_error_words(error, text) <= 1.0
