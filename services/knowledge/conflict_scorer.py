@@ -115,9 +115,7 @@ def is_conflict(
     return (scored >= threshold and not claimed) or defaults_disagree(features), scored
 
 
-def duplicate_claims(
-    features: Mapping[str, float], scored: float | None = None, threshold: float = THRESHOLD
-) -> bool:
+def duplicate_claims(features: Mapping[str, float], scored: float | None = None) -> bool:
     """Whether the duplicate scorer takes the pair from the conflict scorer: it claims it
     (`DUPLICATE_CLAIM`) and is further past that bar than the conflict scorer is past its
     own, in log-odds. Both fire on many pairs of alike notes; whichever is surer decides,
@@ -126,7 +124,7 @@ def duplicate_claims(
     end to end on real-dev and second-dev: docs/benchmarks.md)."""
     scored = probability(features) if scored is None else scored
     past_duplicate = _logit(duplicate_probability(features)) - _logit(DUPLICATE_CLAIM)
-    past_conflict = _logit(scored) - _logit(threshold)
+    past_conflict = _logit(scored) - _logit(THRESHOLD)
     return past_duplicate >= 0 and past_duplicate > past_conflict
 
 

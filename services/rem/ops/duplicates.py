@@ -32,6 +32,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -43,7 +44,7 @@ from services.knowledge.conflict_scorer import (
     is_conflict,
 )
 from services.knowledge.contradictions import SCORED_NEIGHBOURS, nearest_neighbours, reading_of
-from services.knowledge.cues import compare, idf_weights
+from services.knowledge.cues import Reading, compare, idf_weights
 from services.knowledge.current_truth import SOURCE as WRITTEN_WITHOUT_REVIEW
 from services.knowledge.pair_features import (
     PairText,
@@ -146,11 +147,17 @@ def similar_pairs(
 class _PairReader:
     """The fitted scorers' view of the pairs of one project's memories, read lazily."""
 
-    def __init__(self, memories: list[Memory]) -> None:
+    def __init__(self, memories: Iterable[Memory]) -> None:
         self.by_id = {m.id: m for m in memories}
-        self.readings = {m.id: reading_of(m) for m in memories}
-        self.weights = idf_weights(self.readings.values())
         self._texts: dict[str, PairText] = {}
+
+    @cached_property
+    def readings(self) -> dict[str, Reading]:
+        return {memory_id: reading_of(m) for memory_id, m in self.by_id.items()}
+
+    @cached_property
+    def weights(self) -> dict[str, float]:
+        return idf_weights(self.readings.values())
 
     def text(self, memory_id: str) -> PairText:
         if memory_id not in self._texts:
@@ -289,17 +296,12 @@ def groups(
 
 def stated_differently(memories: dict[str, Memory]) -> Callable[[str, str], bool]:
     """Whether two memories count one thing differently (`quantities`): never one group."""
-    texts: dict[str, PairText] = {}
-
-    def text(memory_id: str) -> PairText:
-        if memory_id not in texts:
-            texts[memory_id] = read_pair_text(memories[memory_id])
-        return texts[memory_id]
+    reader = _PairReader(memories.values())
 
     def apart(a: str, b: str) -> bool:
         if a not in memories or b not in memories:
             return False
-        first, second = text(a), text(b)
+        first, second = reader.text(a), reader.text(b)
         return (
             quantity_clash(first.quantities, second.quantities, first.plain, second.plain)
             is not None
