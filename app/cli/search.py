@@ -196,10 +196,16 @@ def search(
         if b.matched_identifiers:
             why += " (" + shown(", ".join(b.matched_identifiers)) + ")"
         out.print(f"{rank:>2}. [bold]{shown(memory.title)}[/bold]  [dim]{memory.id}[/dim]")
-        out.print(
+        meta = (
             f"    {memory.type.value} · {shown(memory.project or '-')} · "
-            f"{memory.created_at[:10]} · score {result.score:.3f} = {why}"
+            f"{memory.created_at[:10]} · score {result.score:.3f}"
         )
+        # Wrapped by the terminal, "ident" and its value would land on two lines.
+        if len(meta) + len(why) + 3 <= out.width:
+            out.print(f"{meta} = {why}")
+        else:
+            out.print(meta)
+            out.print(f"      = {why}")
         if result.outdated_by:
             out.print(
                 f"    [yellow]may be outdated — see {result.outdated_by}[/yellow] "

@@ -2,7 +2,7 @@
 
 A query names identifiers when it has backticked spans, camelCase or PascalCase words
 with an inner capital, snake_case or SCREAMING_CASE, dotted names (`os.path`,
-`refunds.py`), paths (`src/app/main.py`) or calls (`name(`).
+`refunds.py`), dotfiles (`.golangci.yml`), paths (`src/app/main.py`) or calls (`name(`).
 
 Only the first MAX_QUERY_CHARS characters of a query are read: a search names its
 identifiers there (the retriever uses the first few), and a pasted log of megabytes
@@ -17,6 +17,10 @@ from fnmatch import fnmatchcase
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")  # positions needed: see words.code_spans
 _PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]+\.\w+|(?<![\w/.-])(?:[\w.-]+/){2,}[\w.-]+")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+# A dotfile standing alone (`.golangci.yml`, `.gitignore`): the leading dot is part of
+# the name a `file_refs` entry holds, so `golangci.yml` alone would never match it.
+# Only where a word starts (a method call `.json()` or a glob `*.json` is not one).
+_DOTFILE = re.compile(r"(?<![^\s`'\"(\[])\.[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*(?![\w/(-])")
 _CAMEL = re.compile(r"\b[a-z][a-z0-9]*[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b")
 _SNAKE = re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
@@ -45,7 +49,7 @@ def query_identifiers(query: str) -> list[str]:
             found.append((match.start(1), span))
         else:
             found.extend((match.start(1), word) for word in words if _looks_like_code(word))
-    for pattern in (_PATH, _DOTTED, _CAMEL, _SNAKE):
+    for pattern in (_PATH, _DOTFILE, _DOTTED, _CAMEL, _SNAKE):
         found.extend((m.start(), m.group()) for m in pattern.finditer(query))
     found.extend((m.start(1), m.group(1)) for m in _CALL.finditer(query))
     seen: set[str] = set()

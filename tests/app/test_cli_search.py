@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +177,11 @@ def test_search_plain_output(corpus_cli: EngramCli) -> None:
     assert out.startswith(" 1. Target handling in `mergeDefaults`")
     assert "shipit-m00001" in out and "dense" in out and "bm25" in out
     assert "(mergeDefaults)" in out
+    # At 80 columns the score breakdown gets a line of its own instead of being broken
+    # by the terminal between a signal's name and its value.
+    breakdowns = [line for line in out.splitlines() if "bm25" in line]
+    assert breakdowns and all(re.search(r"ident \d\.\d\d", line) for line in breakdowns)
+    assert all(len(line) <= 80 for line in breakdowns if "(" not in line)
     none = corpus_cli.ok("search", "zzqx vvwk", "-p", "shipit", "--retriever", "lexical").stdout
     assert "no memories found" in none
     unknown = corpus_cli("search", "anything", "-p", "nonexistent")

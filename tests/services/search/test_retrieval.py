@@ -99,6 +99,24 @@ def test_hybrid_finds_by_meaning_words_and_identifier(loaded: Any) -> None:
     assert all(r.breakdown.named_file == 0.0 for r in by_identifier.results)
 
 
+def test_a_dotfile_query_names_the_memory_whose_file_refs_list_it(engram: Any) -> None:
+    engram.service.add(
+        {
+            "id": "lint",
+            "type": "convention",
+            "file_refs": [".golangci.yml"],
+            "content": "No io/ioutil in new code; the linter flags it.",
+        }
+    )
+    engram.service.add(
+        {"id": "other", "type": "workflow", "content": "Lint runs golangci in CI on every push."}
+    )
+    found = engram.service.search(".golangci.yml")
+    assert ids(found)[0] == "lint"
+    assert found.results[0].breakdown.named_file == 1.0
+    assert found.results[0].breakdown.matched_identifiers == (".golangci.yml",)
+
+
 def test_a_question_spelling_out_an_acronym_finds_the_note_that_uses_it(engram: Any) -> None:
     engram.service.add(
         {"id": "msrv", "type": "constraint", "content": "MSRV is 1.78; CI checks it."}

@@ -93,7 +93,7 @@ def _unfiltered(query: str) -> list[str]:
             found.append((match.start(1), span))
         else:
             found.extend((match.start(1), w) for w in words if ids._looks_like_code(w))
-    for pattern in (ids._PATH, ids._DOTTED, ids._CAMEL, ids._SNAKE):
+    for pattern in (ids._PATH, ids._DOTFILE, ids._DOTTED, ids._CAMEL, ids._SNAKE):
         found.extend((m.start(), m.group()) for m in pattern.finditer(query))
     found.extend((m.start(1), m.group(1)) for m in ids._CALL.finditer(query))
     result: list[str] = []

@@ -73,6 +73,12 @@ filler = st.lists(st.text(_LOWER, min_size=1, max_size=8), max_size=6).map(" ".j
         ("the my-thing flag", []),
         ("plain words only. Nothing Here", []),
         ("`getUser` and getUser and getUser()", ["getUser"]),
+        (".golangci.yml", [".golangci.yml"]),
+        ("why does .gitignore skip dist/", [".gitignore"]),
+        ("see .github/workflows/ci.yml", [".github/workflows/ci.yml"]),
+        ("wait... and then", []),
+        ("calling .json() in a callback", ["json"]),
+        ("No matches for wildcard '*.json'", []),
     ],
 )
 def test_examples(query: str, expected: list[str]) -> None:
@@ -179,6 +185,8 @@ def test_mentions_respects_token_boundaries(identifier: str, before: str, after:
         ("app/main.py", ["services/*.py"], False),
         ("store", ["store"], False),  # not path-like
         ("store.py", [], False),
+        (".golangci.yml", [".golangci.yml"], True),
+        (".golangci.yml", ["tools/.golangci.yml"], True),
     ],
 )
 def test_matches_file_ref(identifier: str, refs: list[str], expected: bool) -> None:
