@@ -85,12 +85,15 @@ def _later_co_holders(
     store: MemoryStore, losers_of: dict[str, set[str]], kinds: Collection[str] | None = None
 ) -> dict[str, str]:
     """Holder → the newest other holder of a memory it replaced, written a chain step
-    or more after it."""
+    or more after it, and named by a conflict at least as sure as its own: a loose
+    look-alike flagged against the same old note (a CI toolchain note beside the MSRV
+    note that replaced the old toolchain) must not make the real replacement history."""
     replaced = {loser for losers in losers_of.values() for loser in losers}
-    holders_of: dict[str, set[str]] = {}
-    for loser, holder, _ in _open_replacements(store, sorted(replaced), kinds):
+    holders_of: dict[str, dict[str, float]] = {}
+    for loser, holder, score in _open_replacements(store, sorted(replaced), kinds):
         if loser in replaced:
-            holders_of.setdefault(loser, set()).add(holder)
+            known = holders_of.setdefault(loser, {})
+            known[holder] = max(score, known.get(holder, -1.0))
     if not any(len(holders) > 1 for holders in holders_of.values()):
         return {}
     written = store.get_many(sorted({h for hs in holders_of.values() for h in hs}))
@@ -101,8 +104,10 @@ def _later_co_holders(
         rivals = [
             written[other]
             for loser in losers
-            for other in holders_of.get(loser, ())
-            if other != holder and other in written
+            for other, score in holders_of.get(loser, {}).items()
+            if other != holder
+            and other in written
+            and score >= holders_of[loser].get(holder, float("inf"))
         ]
         later = [m for m in rivals if written_at(m) - written_at(written[holder]) >= CHAIN_STEP_S]
         if later:

@@ -146,6 +146,37 @@ def test_the_surest_of_several_open_conflicts_names_the_replacement(engram: Engr
     assert {r.memory.id: r.outdated_by for r in response.results}[old.id] == new.id
 
 
+@pytest.mark.parametrize(("later_score", "chained"), [(0.99, True), (0.93, False)])
+def test_a_later_co_holder_makes_history_only_when_it_is_as_sure(
+    engram: Engram, later_score: float, chained: bool
+) -> None:
+    """The floor raised twice (two sure replacements of one old note) makes the first
+    raise history; a looser look-alike flagged later against the same old note (a CI
+    toolchain note beside the MSRV bump) does not."""
+    old = engram.service.add(FLOOR_OLD)
+    first = engram.service.add(FLOOR_NEW)
+    later = engram.service.add(
+        {
+            **FLOOR_NEW,
+            "title": "3.9 dropped",
+            "content": "3.9 is dropped as well: `requires-python` is `>=3.10`.",
+            "created_at": "2026-02-10T10:00:00+00:00",
+        }
+    )
+    with engram.store.writing():
+        for holder, score in ((first, 0.99), (later, later_score)):
+            a, b = contradictions.ordered(old, holder)
+            evidence = json.dumps({"score": score})
+            table.record_flag(
+                engram.store, a.id, b.id, "supersedes", holder.id, "2026-02-11", evidence
+            )
+    found = supersession.replaced_by(engram.store, [old.id, first.id])
+    if chained:
+        assert found == {old.id: later.id, first.id: later.id}
+    else:
+        assert found == {old.id: first.id}
+
+
 def test_two_episodes_conflict_only_when_the_later_says_it_changed_the_earlier() -> None:
     rollout = dict(
         type="episode",
