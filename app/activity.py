@@ -19,7 +19,7 @@ from services.activity.prediction import PredictiveEngine
 from services.activity.signals import ActivityKind, Signal, SignalKind
 from services.activity.watch_rules import UnreadableFile, parse_patterns, read_source
 from services.knowledge.profile import ProfileStore
-from services.text.source_symbols import SourceSymbols, language_of, parse_source
+from services.text.source_symbols import SourceSymbols, is_readable, parse_source
 from services.types import parse_enum
 
 if TYPE_CHECKING:
@@ -86,8 +86,9 @@ def project_here(cwd: Path | None = None) -> str | None:
 
 
 def file_symbols(path: Path, patterns: tuple[str, ...]) -> SourceSymbols | None:
-    """Parsed symbols of a source file; None for secrets, binaries and other languages."""
-    if language_of(path.name) is None:
+    """Parsed symbols of a source file (and the runtime floors of a manifest); None for
+    secrets, binaries and other files."""
+    if not is_readable(path.name):
         return None
     try:
         return parse_source(path.name, read_source(path, patterns))

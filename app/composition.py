@@ -17,7 +17,7 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -236,6 +236,7 @@ class Engram:
         warnings of unresolved contradictions and the resolved dates of relative phrases
         from the store."""
         from services.context.assembly import ContextAssembler
+        from services.knowledge.declared_truth import contradicted_by_file
 
         split = tier_split(self.settings)
         return ContextAssembler(
@@ -244,14 +245,17 @@ class Engram:
             alerts=self.contradiction_alerts,
             dates=self.memory_dates,
             replaced=self.replaced_among,
+            against_file=contradicted_by_file,
         )
 
-    def replaced_among(self, memories: Sequence[Memory]) -> dict[str, Memory]:
+    def replaced_among(
+        self, memories: Sequence[Memory], excluded: Collection[str] = ()
+    ) -> dict[str, Memory]:
         """Which of `memories` an open conflict says a current memory replaces, and by
-        which."""
+        which (none of `excluded` holding)."""
         from services.knowledge.current_truth import current_holders
 
-        return current_holders(self.store, [m.id for m in memories])
+        return current_holders(self.store, [m.id for m in memories], excluded)
 
     def judge_embedded(self, memories: Sequence[Memory]) -> None:
         """Record which memories the just-embedded ones replace (an open proposal)."""

@@ -48,6 +48,7 @@ from services.activity.signals import (
 )
 from services.memory import Memory, written_at
 from services.storage.memories import MemoryStore
+from services.text.manifests import DeclaredVersion
 from services.text.stacktrace import quotes_an_error, share_of_error_words
 from services.text.words import sounds_unsure
 from services.types import MemoryType as T
@@ -106,6 +107,7 @@ class Prediction:
     current_file: str | None = None
     branch: str | None = None
     signal_keys: list[str] = field(default_factory=list)
+    declared: tuple[DeclaredVersion, ...] = ()  # runtime floors the current file declares
     elapsed_ms: float = 0.0
     query: str | None = None  # the search the block was assembled for (the popup's copy)
 
@@ -281,6 +283,7 @@ class PredictiveEngine:
             current_file=state.current_file,
             branch=state.branch,
             signal_keys=keys,
+            declared=state.symbols.declared if state.symbols is not None else (),
         )
 
     def _file(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -93,12 +93,16 @@ def judge_embedded(
         return 0
 
 
-def current_holders(store: MemoryStore, memory_ids: Sequence[str]) -> dict[str, Memory]:
+def current_holders(
+    store: MemoryStore, memory_ids: Sequence[str], excluded: Collection[str] = ()
+) -> dict[str, Memory]:
     """Memory id → the current memory an open supersession says replaces it (the context
     shows that one instead). Only a later note worded as a change replaces an earlier one
     here: which side of an open contradiction holds is a guess until the user says, so
     the context keeps both under its ⚠ line (letting the guess act cost needed notes on
-    every hand-written set: real-dev 98 → 94 of 109 in tiers 1–2 after a cycle)."""
+    every hand-written set: real-dev 98 → 94 of 109 in tiers 1–2 after a cycle).
+    `excluded` memories never hold (the open file contradicts them): a chain ending in
+    one stops at the newest holder before it."""
     found = replaced_by(store, memory_ids, REPLACING)
     asked = set(found.values())
     while asked:  # a replacement replaced in turn: follow the chain to its end
@@ -110,11 +114,15 @@ def current_holders(store: MemoryStore, memory_ids: Sequence[str]) -> dict[str, 
     holders = store.get_many(sorted(set(found.values())))
     latest: dict[str, Memory] = {}
     for loser in memory_ids:
-        holder, steps = found.get(loser), 0
-        while holder is not None and holder in found and steps < len(found):
-            holder, steps = found[holder], steps + 1
-        if holder is not None and holder in holders and holders[holder].superseded_by is None:
-            latest[loser] = holders[holder]
+        chain: list[str] = []
+        holder = found.get(loser)
+        while holder is not None and holder not in chain and len(chain) <= len(found):
+            chain.append(holder)
+            holder = found.get(holder)
+        kept = next((i for i, h in enumerate(chain) if h in excluded), len(chain))
+        newest = chain[kept - 1] if kept else None
+        if newest is not None and newest in holders and holders[newest].superseded_by is None:
+            latest[loser] = holders[newest]
     return latest
 
 

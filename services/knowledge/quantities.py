@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from services.storage.query_terms import stem
 from services.text.words import STOPWORDS, without_fences
 
-__all__ = ["Quantity", "agreeing_versions", "quantity_clash", "read_quantities"]
+__all__ = ["Quantity", "agreeing_versions", "quantity_clash", "read_quantities", "version_value"]
 
 _NUMBER = r"\d+(?:\.\d+)*"
 _LOWER = r"(?P<lower>at least|min(?:imum)?|>=|≥|>|over|above|more than)"
@@ -104,14 +104,14 @@ def _words_of(name: str) -> set[str]:
     return {stem(w) for w in words if len(w) >= 3 and w not in STOPWORDS}
 
 
-def _version_value(number: str) -> float:
+def version_value(number: str) -> float:
     """A version as one comparable value, part by part (1.9 < 1.10; 1.23.4 → 1.023004)."""
     head, *rest = number.split(".")
     return float(head) + sum(int(p[:3]) / 1000.0 ** (i + 1) for i, p in enumerate(rest))
 
 
 def _value(number: str) -> float:
-    return float(number) if number.count(".") <= 1 else _version_value(number)
+    return float(number) if number.count(".") <= 1 else version_value(number)
 
 
 _STRICT = frozenset({">", "over", "above", "more than", "<", "under", "below", "less than"})
@@ -151,7 +151,7 @@ def read_quantities(title: str, content: str) -> tuple[Quantity, ...]:
         if not named:
             continue
         low, high = _bounded(
-            _version_value(match.group("value")),
+            version_value(match.group("value")),
             match.group("lower"),
             match.group("upper"),
             match.group("plus"),

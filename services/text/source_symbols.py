@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
+
+from services.text.manifests import DeclaredVersion, declared_versions, is_manifest
 
 MAX_SOURCE_BYTES = 512 * 1024
 
@@ -38,6 +40,7 @@ class SourceSymbols:
     imported: tuple[str, ...] = ()  # from the project's own modules
     modules: tuple[str, ...] = field(default=())
     external: tuple[str, ...] = ()  # from third-party packages (`react`, `lodash`)
+    declared: tuple[DeclaredVersion, ...] = ()  # runtime floors a manifest declares
 
     @property
     def identifiers(self) -> tuple[str, ...]:
@@ -51,9 +54,19 @@ def language_of(path: str) -> str | None:
     return _LANGUAGES.get(PurePosixPath(path).suffix.lower())
 
 
+def is_readable(path: str) -> bool:
+    """Whether `parse_source` reads anything from such a file (a language it parses, or
+    a manifest whose runtime versions it reads)."""
+    return language_of(path) is not None or is_manifest(path)
+
+
 def parse_source(path: str, text: str) -> SourceSymbols:
-    """The symbols of `text`, read as the language of `path` (none for other files)."""
+    """The symbols of `text`, read as the language of `path` (none for other files), and
+    the runtime floors it declares when it is a manifest (`setup.py`, `package.json`)."""
     language = language_of(path)
+    if is_manifest(path):
+        parsed = _python(text) if language == "python" else SourceSymbols(language)
+        return replace(parsed, declared=declared_versions(path, text))
     if language == "python":
         return _python(text)
     if language in ("typescript", "javascript"):

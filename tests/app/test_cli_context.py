@@ -302,3 +302,25 @@ def test_a_budget_too_small_for_any_memory_still_prints_a_block(
     block = seeded.ok("context", "--file", repo / "src" / "refunds.py", "--budget", 120).stdout
     assert block.startswith("<engram-context ") and block.rstrip().endswith("</engram-context>")
     assert "nothing fits in 120 tokens" in block and "raise the budget" in block
+
+
+def test_a_note_the_open_manifest_contradicts_is_left_out_with_a_reason(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    repo = tmp_path / "webpack"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "package.json").write_text(
+        '{"name": "webpack", "engines": {"node": ">=10.13.0"}}\n', encoding="utf-8"
+    )
+    for memory_id, content in (
+        ("m-right", 'webpack 5 declares `"engines": {"node": ">=10.13.0"}` in every minor.'),
+        ("m-wrong", "webpack 5 needs Node 18+ now, so the old build agents are out."),
+    ):
+        engram_cli.add(
+            content, "--project", "webpack", "--file-ref", "package.json", "--id", memory_id
+        )
+    data = engram_cli.json("context", "--file", repo / "package.json")
+    placed = {m["id"] for tier in data["tiers"] for m in tier["memories"]}
+    assert "m-right" in placed and "m-wrong" not in placed
+    assert "⚠ left out m-wrong" in data["markdown"]
+    assert "package.json declares `engines.node` >=10.13.0" in data["markdown"]

@@ -85,6 +85,9 @@ def test_the_context_shows_the_newest_holder_in_place_of_what_it_replaced(
         table.record_flag(engram.store, second.id, third.id, "supersedes", third.id, "t", "{}")
     holders = current_holders(engram.store, [first.id, second.id])
     assert {k: v.id for k, v in holders.items()} == {first.id: third.id, second.id: third.id}
+    # Where the open file contradicts the newest, the chain stops at the one before it.
+    stopped = current_holders(engram.store, [first.id, second.id], excluded={third.id})
+    assert {k: v.id for k, v in stopped.items()} == {first.id: second.id}
 
     def candidate(memory: Any, score: float) -> Candidate:
         return Candidate(memory, score, [Reason("file_ref: pyproject.toml", score)])

@@ -1,0 +1,106 @@
+"""The language and runtime versions a project manifest declares.
+
+`package.json` (`engines.node`), `Cargo.toml` (`rust-version`), `pyproject.toml`
+(`requires-python`), `setup.py` / `setup.cfg` (`python_requires`) and `go.mod` (the `go`
+line) say, in the file itself, the oldest runtime a project supports. A note that states
+another floor for the same runtime ("webpack needs Node 18+ now") is stale or wrong for
+the checkout in front of you: the open file is the truth for what it declares.
+
+Only these fields are read, with regular expressions (a manifest being edited need not
+parse); a range such as `^18.14.0 || ^20.0.0 || >=24` declares its lowest version.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+__all__ = ["FIELDS", "DeclaredVersion", "declared_versions", "floor_of", "is_manifest"]
+
+
+@dataclass(frozen=True)
+class DeclaredVersion:
+    """One runtime floor a manifest declares."""
+
+    runtime: str  # "node", "rust", "python", "go"
+    field: str  # where it is declared: "engines.node", "rust-version", …
+    spec: str  # as written: ">=10.13.0", "^18.14.0 || >=24"
+    floor: str  # its lowest version: "10.13.0"
+
+    def describe(self, file: str) -> str:
+        return f"{file} declares `{self.field}` {self.spec}"
+
+
+_ENGINES = re.compile(r'"engines"\s*:\s*\{(?P<body>[^{}]*)\}', re.DOTALL)
+_ENGINE_NODE = re.compile(r'"node"\s*:\s*"(?P<spec>[^"\n]{1,200})"')
+_RUST_VERSION = re.compile(r'^\s*rust-version\s*=\s*"(?P<spec>[^"\n]{1,40})"', re.MULTILINE)
+_REQUIRES_PYTHON = re.compile(
+    r'^\s*requires-python\s*=\s*["\'](?P<spec>[^"\'\n]{1,100})["\']', re.MULTILINE
+)
+_PYTHON_REQUIRES_PY = re.compile(r'python_requires\s*=\s*["\'](?P<spec>[^"\'\n]{1,100})["\']')
+_PYTHON_REQUIRES_CFG = re.compile(
+    r"^\s*python_requires\s*=\s*(?P<spec>[^\n#]{1,100})", re.MULTILINE
+)
+_GO_LINE = re.compile(r"^go\s+(?P<spec>\d+(?:\.\d+)*)\s*$", re.MULTILINE)
+# A lower bound in a range (`>=3.10`, `^18.14.0`, `~2.1`, `3.9.*`, a bare `20`), not an
+# upper one (`<4`) or an exclusion (`!=3.9.0`).
+_LOWER = re.compile(r"(?:^|(?<=[\s,|]))(?:>=|>|\^|~=|~|==|=)?\s*v?(?P<version>\d+(?:\.\d+)*)")
+
+MANIFESTS = ("package.json", "Cargo.toml", "pyproject.toml", "setup.py", "setup.cfg", "go.mod")
+
+
+def is_manifest(path: str) -> bool:
+    return PurePosixPath(path).name in MANIFESTS
+
+
+# The fields that declare each runtime's floor, as notes name them.
+FIELDS = {
+    "node": ("engines.node", "engines"),
+    "rust": ("rust-version",),
+    "python": ("requires-python", "python_requires"),
+    "go": ("go.mod",),
+}
+
+
+def floor_of(spec: str) -> str | None:
+    """The lowest version a range admits by its lower bounds, as written."""
+    lows = [m.group("version") for m in _LOWER.finditer(spec.strip())]
+    if not lows:
+        return None
+    return min(lows, key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
+def _declared(runtime: str, field: str, spec: str) -> list[DeclaredVersion]:
+    spec = spec.strip()
+    floor = floor_of(spec)
+    return [DeclaredVersion(runtime, field, spec, floor)] if floor else []
+
+
+def declared_versions(path: str, text: str) -> tuple[DeclaredVersion, ...]:
+    """The runtime floors the manifest at `path` declares (none for other files)."""
+    name = PurePosixPath(path).name
+    found: list[DeclaredVersion] = []
+    if name == "package.json":
+        engines = _ENGINES.search(text)
+        node = _ENGINE_NODE.search(engines.group("body")) if engines else None
+        if node:
+            found += _declared("node", "engines.node", node.group("spec"))
+    elif name == "Cargo.toml":
+        rust = _RUST_VERSION.search(text)
+        if rust:
+            found += _declared("rust", "rust-version", rust.group("spec"))
+    elif name == "pyproject.toml":
+        python = _REQUIRES_PYTHON.search(text)
+        if python:
+            found += _declared("python", "requires-python", python.group("spec"))
+    elif name in ("setup.py", "setup.cfg"):
+        pattern = _PYTHON_REQUIRES_PY if name == "setup.py" else _PYTHON_REQUIRES_CFG
+        python = pattern.search(text)
+        if python:
+            found += _declared("python", "python_requires", python.group("spec"))
+    elif name == "go.mod":
+        go = _GO_LINE.search(text)
+        if go:
+            found += _declared("go", "go", go.group("spec"))
+    return tuple(found)
