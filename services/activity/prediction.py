@@ -386,9 +386,12 @@ class PredictiveEngine:
         recent lessons. With a file open, a convention or lesson that points at files
         counts only when one is in the file's part of the project (its folder, or the
         same top folder), and a workflow only then: a release workflow is no
-        background for a routing file. Workflows used at this hour always count."""
+        background for a routing file. Workflows used at this hour always count. A
+        memory an open conflict disputes is no background: nothing about the file
+        brought it, and its ⚠ line may not come with it."""
         found: list[Candidate] = []
         seen = set(chosen)
+        disputed: set[str] = set()
 
         def take(
             memories: list[Memory],
@@ -402,7 +405,9 @@ class PredictiveEngine:
             for memory in memories:
                 if taken == count or len(found) >= self.limits.background:
                     return
-                if memory.id in seen or not _belongs(memory, path, needs_file):
+                if memory.id in seen or memory.id in disputed:
+                    continue
+                if not _belongs(memory, path, needs_file):
                     continue
                 seen.add(memory.id)
                 taken += 1
@@ -411,17 +416,19 @@ class PredictiveEngine:
         hour_ids = self.sources.used_at_hour(project, at.astimezone(UTC).hour, 3)
         by_hour = self.sources.load(hour_ids, project, at)
         used = [by_hour[i] for i in hour_ids if i in by_hour]
-        take(used, 3, 0.6, f"used around {at:%H}:00", 0)
         # Conventions enter compressed and history as summaries: background, not focus.
         pool = BACKGROUND_POOL if path is not None else 1  # room for the file's filter
         conventions = self.sources.of_types(project, at, (T.CONVENTION,), 6 * pool)
+        workflows = self.sources.of_types(project, at, (T.WORKFLOW,), 2 * pool)
+        history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3 * pool)
+        pooled = [m.id for m in (*used, *conventions, *workflows, *history)]
+        disputed.update(self.sources.disputed(pooled))
+        take(used, 3, 0.6, f"used around {at:%H}:00", 0)
         # A convention someone is unsure of ("afaik the order doesn't matter") is no
         # background to work by; it still comes when it is about the file or task.
         firm = [m for m in conventions if not sounds_unsure(f"{m.title}\n{m.content}")]
         take(firm, 6, 0.5, "project convention", 2)
-        workflows = self.sources.of_types(project, at, (T.WORKFLOW,), 2 * pool)
         take(workflows, 2, 0.4, "project workflow", 0, needs_file=True)  # whole, or as steps
-        history = self.sources.of_types(project, at, (T.LESSON, T.EPISODE), 3 * pool)
         take(history, 3, 0.3, "project history", 1)
         return found
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from services.filters import MemoryFilter
 from services.memory import Memory, now_iso
-from services.storage import usage
+from services.storage import contradictions, usage
 from services.storage.memories import MemoryStore
 from services.text.identifiers import mentions_as_code
 from services.types import MemoryType
@@ -217,6 +217,10 @@ class PredictionSources:
         loaded = self.load([h.memory_id for h in hits], project, before, types=types)
         ranked = [(h.memory_id, h.score) for h in hits if h.memory_id in loaded]
         return ranked[:limit]
+
+    def disputed(self, memory_ids: list[str]) -> set[str]:
+        """Those of `memory_ids` an open conflict says may not hold (`disputed_ids`)."""
+        return contradictions.disputed_ids(self.store, memory_ids)
 
     def of_types(
         self,

@@ -155,6 +155,17 @@ def open_rows_about(store: MemoryStore, memory_ids: Iterable[str]) -> list[Seque
     )
 
 
+def disputed_ids(store: MemoryStore, memory_ids: Iterable[str]) -> set[str]:
+    """Those of `memory_ids` an open conflict disputes: the side it does not name as
+    holding, or both sides where it names none."""
+    disputed: set[str] = set()
+    asked = set(memory_ids)
+    for row in open_rows_about(store, asked):
+        a, b, holder = row[1], row[2], row[4]
+        disputed.update(m for m in (a, b) if m in asked and m != holder)
+    return disputed
+
+
 def mark_resolved(
     store: MemoryStore, contradiction_id: int, now: str, resolution: str, note: str | None
 ) -> None:

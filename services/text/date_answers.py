@@ -61,8 +61,13 @@ def with_memory_dates(
 
 
 _TEMPORAL_QUESTION = re.compile(
-    r"^\s*(?:and\s+|so\s+)?(?:when\b|since\s+when\b|until\s+when\b|by\s+when\b)"
-    r"|\b(?:what|which)\s+(?:date|day|days|weekday|week|month|year)\b"
+    # "when" opening the question, also after a hedge ("roughly when…", "any idea
+    # when…"); elsewhere "when" is a conjunction ("what happens when the token expires").
+    r"^\s*(?:and\s+|so\s+|but\s+)?(?:(?:roughly|about|approximately|around|exactly|"
+    r"any\s+idea|do\s+you\s+(?:know|remember)|remind\s+me)\s+)?"
+    r"(?:when\b|since\s+when\b|until\s+when\b|by\s+when\b)"
+    r"|\b(?:what|which)\s+(?:date|dates|day|days|weekday|week|weeks|month|year|period|"
+    r"time\s+frame|timeframe|time\s+span|stretch\s+of\s+time)\b"
     r"|\bon\s+what\s+(?:date|day)\b"
     r"|\bhow\s+long\s+ago\b"
     r"|\bhow\s+many\s+(?:days|weeks|months)\s+(?:ago|since|until|before|after|have)\b"

@@ -217,6 +217,22 @@ def test_a_convention_someone_is_unsure_of_is_no_background(store: MemoryStore) 
     assert critical == ["unsure-here"]  # about the file itself: still given
 
 
+def test_a_lesson_an_open_conflict_disputes_is_no_background(store: MemoryStore) -> None:
+    from services.storage import contradictions as table
+
+    seed(store, "right", "Worker count defaults to the number of physical cores.", type="lesson")
+    seed(store, "wrong", "Worker count defaults to 4 on every machine.", type="lesson")
+    seed(store, "other", "Staging data drifts; re-seed weekly.", type="lesson")
+    with store.writing():
+        table.record_flag(store, "right", "wrong", "contradiction", "right", "t", "{}")
+    prediction = PredictiveEngine(store).observe(opened("x.py"))
+    assert {c.memory.id for c in prediction.background} == {"right", "other"}
+    with store.writing():  # no side named: neither is background
+        table.record_flag(store, "other", "right", "contradiction", None, "t", "{}")
+    prediction = PredictiveEngine(store).observe(opened("y.py"))
+    assert {c.memory.id for c in prediction.background} == set()
+
+
 def test_a_plain_word_the_file_defines_counts_only_where_written_as_code(
     store: MemoryStore,
 ) -> None:

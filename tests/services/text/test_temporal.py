@@ -247,6 +247,10 @@ def test_with_dates_ignores_stale_resolutions() -> None:
         "Which day was PR #2013 merged?",
         "Since when is the v1 endpoint off?",
         "How many days since the outage?",
+        "Roughly when did the v4 branch drop Node 18?",
+        "Any idea when the MSRV went up?",
+        "Which period does the retro note cover?",
+        "What time frame was the migration in?",
     ],
 )
 def test_temporal_questions(question: str) -> None:
@@ -258,6 +262,8 @@ def test_temporal_questions(question: str) -> None:
     [
         "How do we store money amounts?",
         "what happens when the token expires",
+        "roughly how big is the wheel",
+        "which time zone do the CI runners use",
         "Why did we pick SQLite?",
         "design decisions behind pdf.py",
         "",
