@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from services.activity.prediction import PredictiveEngine
 from services.activity.signals import ActivityKind, Signal, SignalKind
 from services.activity.watch_rules import UnreadableFile, parse_patterns, read_source
 from services.knowledge.profile import ProfileStore
+from services.text.manifests import RUNTIME_OF, DeclaredVersion, declared_versions
 from services.text.source_symbols import SourceSymbols, is_readable, parse_source
 from services.types import parse_enum
 
@@ -85,15 +86,60 @@ def project_here(cwd: Path | None = None) -> str | None:
     return project_name(root)
 
 
-def file_symbols(path: Path, patterns: tuple[str, ...]) -> SourceSymbols | None:
-    """Parsed symbols of a source file (and the runtime floors of a manifest); None for
-    secrets, binaries and other files."""
-    if not is_readable(path.name):
-        return None
+def file_symbols(
+    path: Path, patterns: tuple[str, ...], root: Path | None = None
+) -> SourceSymbols | None:
+    """Parsed symbols of a source file, with the runtime floors of the manifests that
+    govern it (its own, when it is one; else the nearest of each kind in its folder or
+    above, up to `root`); None for secrets, binaries and other files without any."""
+    symbols: SourceSymbols | None = None
+    if is_readable(path.name):
+        try:
+            symbols = parse_source(path.name, read_source(path, patterns))
+        except UnreadableFile:
+            symbols = None
+    governing = governing_floors(path, root, patterns) if root is not None else ()
+    if not governing:
+        return symbols
+    own = {d.runtime for d in symbols.declared} if symbols is not None else set()
+    extra = tuple(d for d in governing if d.runtime not in own)
+    base = symbols if symbols is not None else SourceSymbols(None)
+    return replace(base, declared=(*base.declared, *extra))
+
+
+MAX_MANIFEST_LEVELS = 12
+
+
+def governing_floors(
+    path: Path, root: Path, patterns: tuple[str, ...]
+) -> tuple[DeclaredVersion, ...]:
+    """The runtime floors of the nearest manifest of each kind above `path` (its own
+    folder first), up to the repository `root`: a note about Node 18 for a file of a
+    package whose `package.json` declares `>=20` is checked against that file."""
     try:
-        return parse_source(path.name, read_source(path, patterns))
-    except UnreadableFile:
-        return None
+        own = path.resolve()
+        top = root.resolve()
+        folder = own.parent
+        folder.relative_to(top)
+    except (OSError, ValueError):
+        return ()
+    found: dict[str, DeclaredVersion] = {}
+    for _ in range(MAX_MANIFEST_LEVELS):
+        for name, runtime in RUNTIME_OF.items():
+            candidate = folder / name
+            if runtime in found or candidate == own or not candidate.is_file():
+                continue
+            try:
+                text = read_source(candidate, patterns)
+            except UnreadableFile:
+                continue
+            source = candidate.relative_to(top).as_posix()
+            for declared in declared_versions(name, text):
+                found.setdefault(declared.runtime, replace(declared, source=source))
+        if folder == top or folder.parent == folder:
+            break
+        folder = folder.parent
+    return tuple(found.values())
 
 
 def file_signal(
@@ -109,7 +155,7 @@ def file_signal(
         at or datetime.now(UTC),
         where.project,
         where.relative,
-        symbols=file_symbols(path, patterns),
+        symbols=file_symbols(path, patterns, where.root),
     )
 
 
@@ -161,7 +207,8 @@ def restore_state(engram: Engram, engine: PredictiveEngine, project: str | None)
     if data.get("file"):
         symbols = None
         if data.get("root"):
-            symbols = file_symbols(Path(data["root"]) / data["file"], patterns)
+            root = Path(data["root"])
+            symbols = file_symbols(root / data["file"], patterns, root)
         engine.observe(Signal(SignalKind.FILE_OPENED, at, name, data["file"], symbols=symbols))
     return True
 

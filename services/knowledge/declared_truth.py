@@ -23,6 +23,7 @@ from services.knowledge.quantities import Quantity, read_quantities, version_val
 from services.memory import Memory
 from services.storage.query_terms import stem
 from services.text.manifests import FIELDS, DeclaredVersion, floor_of
+from services.text.words import sentences
 
 __all__ = ["contradicted_by_file"]
 
@@ -36,6 +37,16 @@ _RUNTIME_WORDS = {
 # A version named with one of these words is a floor ("MSRV 1.78", "Python floor 3.9").
 _FLOOR_WORDS = frozenset(
     stem(w) for w in ("msrv", "floor", "minimum", "min", "lowest", "oldest", "engines")
+)
+
+
+# A sentence that states what a project requires or supports, not a condition ("an
+# editable install on Python 3.13+ doesn't raise" names a version it does not require).
+_REQUIREMENT = re.compile(
+    r"\b(?:requires?|required|needs?|needed|minimum|min|floor|at least|supports?|supported|"
+    r"drop(?:s|ped)?|bump(?:s|ed)?|rais(?:e|es|ed) (?:to|the)|msrv|engines?|oldest|lowest|"
+    r"no longer|(?:runs?|works?|builds?) on)\b",
+    re.IGNORECASE,
 )
 
 
@@ -88,7 +99,9 @@ def disagreement(memory: Memory, declared: DeclaredVersion, file: str) -> str | 
     target = Quantity(words, version_value(declared.floor), math.inf, declared.floor, True)
     floors = [
         floor
-        for quantity in read_quantities(memory.title, memory.content)
+        for sentence in (memory.title, *sentences(memory.content))
+        if _REQUIREMENT.search(sentence)
+        for quantity in read_quantities("", sentence)
         if quantity.version
         and quantity.counts & words
         and (floor := _as_floor(quantity)) is not None

@@ -16,7 +16,15 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-__all__ = ["FIELDS", "DeclaredVersion", "declared_versions", "floor_of", "is_manifest"]
+__all__ = [
+    "FIELDS",
+    "MANIFESTS",
+    "RUNTIME_OF",
+    "DeclaredVersion",
+    "declared_versions",
+    "floor_of",
+    "is_manifest",
+]
 
 
 @dataclass(frozen=True)
@@ -27,9 +35,10 @@ class DeclaredVersion:
     field: str  # where it is declared: "engines.node", "rust-version", …
     spec: str  # as written: ">=10.13.0", "^18.14.0 || >=24"
     floor: str  # its lowest version: "10.13.0"
+    source: str = ""  # the manifest, when it is not the open file: "packages/x/package.json"
 
     def describe(self, file: str) -> str:
-        return f"{file} declares `{self.field}` {self.spec}"
+        return f"{self.source or file} declares `{self.field}` {self.spec}"
 
 
 _ENGINES = re.compile(r'"engines"\s*:\s*\{(?P<body>[^{}]*)\}', re.DOTALL)
@@ -48,6 +57,16 @@ _GO_LINE = re.compile(r"^go\s+(?P<spec>\d+(?:\.\d+)*)\s*$", re.MULTILINE)
 _LOWER = re.compile(r"(?:^|(?<=[\s,|]))(?:>=|>|\^|~=|~|==|=)?\s*v?(?P<version>\d+(?:\.\d+)*)")
 
 MANIFESTS = ("package.json", "Cargo.toml", "pyproject.toml", "setup.py", "setup.cfg", "go.mod")
+
+
+RUNTIME_OF = {
+    "package.json": "node",
+    "Cargo.toml": "rust",
+    "pyproject.toml": "python",
+    "setup.py": "python",
+    "setup.cfg": "python",
+    "go.mod": "go",
+}
 
 
 def is_manifest(path: str) -> bool:

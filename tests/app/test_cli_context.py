@@ -324,3 +324,32 @@ def test_a_note_the_open_manifest_contradicts_is_left_out_with_a_reason(
     assert "m-right" in placed and "m-wrong" not in placed
     assert "⚠ left out m-wrong" in data["markdown"]
     assert "package.json declares `engines.node` >=10.13.0" in data["markdown"]
+
+
+def test_the_nearest_manifest_above_the_open_file_is_its_truth_too(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    repo = tmp_path / "jest"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "package.json").write_text('{"private": true, "engines": {"node": ">=22"}}\n')
+    package = repo / "packages" / "jest-config"
+    (package / "src").mkdir(parents=True)
+    (package / "package.json").write_text(
+        '{"name": "jest-config", "engines": {"node": "^18.14.0 || >=20.0.0"}}\n'
+    )
+    (package / "src" / "index.ts").write_text("export const defaults = {};\n")
+    engram_cli.add(
+        "jest 30 still runs on Node 16 as long as it's 16.10+.",
+        *("--project", "jest", "--file-ref", "packages/jest-config/src/index.ts"),
+        *("--id", "m-wrong"),
+    )
+    engram_cli.add(
+        "jest-config supports Node ^18.14.0 and every later even major.",
+        *("--project", "jest", "--file-ref", "packages/jest-config/src/index.ts"),
+        *("--id", "m-right"),
+    )
+    data = engram_cli.json("context", "--file", package / "src" / "index.ts")
+    placed = {m["id"] for tier in data["tiers"] for m in tier["memories"]}
+    assert placed == {"m-right"}
+    # The package's own manifest governs, not the repository root's.
+    assert "packages/jest-config/package.json declares `engines.node`" in data["markdown"]

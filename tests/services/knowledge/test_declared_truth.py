@@ -113,6 +113,10 @@ JEST = DeclaredVersion("node", "engines.node", "^18.14.0 || ^20.0.0 || >=24.0.0"
         ("serde_derive MSRV: 1.71 (bump landed two weeks ago).", RUST, False),
         ("rustfmt 1.61 formats it the same.", RUST, False),  # another tool's version
         ("Python floor is 3.8.", NODE, False),  # another runtime
+        # A version named as a condition is not a floor the project requires.
+        ("An editable install on Node 22+ skips the check.", NODE, False),
+        ("On Node 22+ the loader doesn't raise for a missing export.", NODE, False),
+        ("The floor was raised to Node 18+ in 5.99.", NODE, True),
         # The field quoted with a range: its lowest version is the floor it states.
         (
             "Jest 29 `engines.node` is `^14.15.0 || ^16.10.0 || >=18.0.0`, so 16.20 is fine.",
