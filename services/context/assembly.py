@@ -14,41 +14,25 @@ counted by the configured token counter.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from services.activity.prediction import Candidate, Prediction, Reason
+from services.activity.prediction import Candidate, Prediction
 from services.activity.signals import ActivityKind
 from services.context.rendering import (
     Level,
     render_memory,
 )
+from services.context.standing import AgainstFile, Replaced, standing
 from services.errors import UserInputError
-from services.memory import Memory
 from services.text import words
 from services.text.controls import strip_controls
 from services.tokens import TokenCounter, count_tokens
 
 if TYPE_CHECKING:
     from services.text.dates import TimeRef
-    from services.text.manifests import DeclaredVersion
 
-
-class Replaced(Protocol):
-    """Which of `memories` a current memory replaces (memory id → that memory), none of
-    `excluded` holding."""
-
-    def __call__(
-        self, memories: Sequence[Memory], excluded: Collection[str] = (), /
-    ) -> Mapping[str, Memory]: ...
-
-
-# The memories the open file contradicts: (candidates, what the file declares, its path)
-# → memory id → why.
-AgainstFile = Callable[
-    [Sequence[Memory], Sequence["DeclaredVersion"], "str | None"], Mapping[str, str]
-]
 
 DEFAULT_BUDGET = 8000
 SMALL_BUDGET = 1500  # below this many tokens the critical tier grows
@@ -225,19 +209,9 @@ class ContextAssembler:
         shares = self.split.for_activity(prediction.activity).for_budget(available).shares()
         tiers: list[TierResult] = []
         carry = 0
-        tiers_in = [
-            list(prediction.critical),
-            list(prediction.relevant),
-            list(prediction.background),
-        ]
-        holders = self._holders(tiers_in)
-        contradicted = self._contradicted(prediction, tiers_in, holders)
-        if any(h.id in contradicted for h in holders.values()):
-            holders = self._holders(tiers_in, contradicted)  # the chains stop before them
-        candidate_lists: list[Sequence[Candidate]] = [
-            self._dated([c for c in candidates if c.memory.id not in contradicted])
-            for candidates in self._current(tiers_in, holders, contradicted)
-        ]
+        stand = standing(prediction, self.replaced, self.against_file)
+        candidate_lists: list[Sequence[Candidate]] = [self._dated(c) for c in stand.tiers]
+        contradicted = stand.left_out
         if contradicted:
             related = [c for c in prediction.related if c.memory.id not in contradicted]
             prediction = replace(prediction, related=related)
@@ -285,68 +259,6 @@ class ContextAssembler:
             profile_included=profile_text is not None and profile_text in markdown,
             query=prediction.query,
         )
-
-    def _holders(
-        self, tiers: Sequence[Sequence[Candidate]], excluded: Collection[str] = ()
-    ) -> Mapping[str, Memory]:
-        """Which of the candidates a current memory replaces (memory id → that memory),
-        none of `excluded` holding."""
-        if self.replaced is None:
-            return {}
-        memories = [c.memory for tier in tiers for c in tier]
-        return self.replaced(memories, excluded) if excluded else self.replaced(memories)
-
-    def _current(
-        self,
-        tiers: Sequence[Sequence[Candidate]],
-        holders: Mapping[str, Memory],
-        contradicted: Mapping[str, str],
-    ) -> list[list[Candidate]]:
-        """The critical, relevant and background candidates, each one that a current
-        memory replaces swapped for that memory (once, where the first of them stood),
-        unless the open file contradicts the replacement: then the replaced one stays."""
-        holders = {k: h for k, h in holders.items() if h.id not in contradicted}
-        if not holders:
-            return [list(tier) for tier in tiers]
-        seen = {c.memory.id for tier in tiers for c in tier if c.memory.id not in holders}
-        current: list[list[Candidate]] = []
-        for tier in tiers:
-            kept: list[Candidate] = []
-            for candidate in tier:
-                holder = holders.get(candidate.memory.id)
-                if holder is None:
-                    kept.append(candidate)
-                elif holder.id not in seen:
-                    seen.add(holder.id)
-                    reason = Reason(f"replaces {candidate.memory.id}", candidate.score)
-                    kept.append(
-                        replace(candidate, memory=holder, reasons=[*candidate.reasons, reason])
-                    )
-            current.append(kept)
-        return current
-
-    def _contradicted(
-        self,
-        prediction: Prediction,
-        tiers: Sequence[Sequence[Candidate]],
-        holders: Mapping[str, Memory],
-    ) -> dict[str, str]:
-        """Memory id → the tier-1 line saying why it is left out, for each candidate (or
-        replacement of one) the open file contradicts."""
-        if self.against_file is None or not prediction.declared:
-            return {}
-        memories = {c.memory.id: c.memory for tier in tiers for c in tier}
-        memories.update((c.memory.id, c.memory) for c in prediction.related)
-        memories.update((h.id, h) for h in holders.values())
-        reasons = self.against_file(
-            list(memories.values()), prediction.declared, prediction.current_file
-        )
-        return {
-            memory_id: f"⚠ left out {memory_id} “{strip_controls(memories[memory_id].title)}”: "
-            f"it {reason}"
-            for memory_id, reason in reasons.items()
-            if memory_id in memories
-        }
 
     def _dated(self, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
         """The candidates with each relative phrase followed by its resolved date."""
