@@ -210,7 +210,9 @@ def _failure(message: str) -> CallToolResult:
 
 
 def _options(**values: Any) -> list[str]:
-    """`--name=value` for each value given (lists repeat the option), in order."""
+    """`--name=value` for each value given (lists repeat the option), in order. A lone
+    surrogate (JSON allows "\\ud800") cannot be passed in a command line, and becomes
+    U+FFFD, as in a command's input."""
     argv: list[str] = []
     for name, value in values.items():
         option = "--" + name.replace("_", "-")
@@ -219,10 +221,14 @@ def _options(**values: Any) -> list[str]:
         if value is True:
             argv.append(option)
         elif isinstance(value, list | tuple):
-            argv.extend(f"{option}={item}" for item in value)
+            argv.extend(f"{option}={_text(str(item))}" for item in value)
         else:
-            argv.append(f"{option}={value}")
+            argv.append(f"{option}={_text(str(value))}")
     return argv
+
+
+def _text(text: str) -> str:
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 class EngramTools:
@@ -668,7 +674,7 @@ def build_server(data_dir: Path, cwd: str | None = None) -> tuple[MCPServer, Com
 def _utf8(text: str) -> bytes:
     """Text for a command's input; a lone surrogate (JSON allows "\\ud800") is not
     text, and becomes U+FFFD."""
-    return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return _text(text).encode("utf-8")
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -410,7 +410,7 @@ def test_search_passes_any_text_through_unchanged(
     argv, stdin = runner.calls[0]
     params = parsed(argv)
     assert params["query"] == query
-    assert params["project"] == (project if project is not None else "alpha")
+    assert params["project"] == (_as_text(project) if project is not None else "alpha")
     assert list(params["types"]) == [t.value for t in types]
     assert params["as_json"] and stdin == b""
 
@@ -426,9 +426,9 @@ def test_add_memory_passes_any_text_through_unchanged(
     params = parsed(argv)
     assert params["content"] == "-" and stdin.decode("utf-8") == _as_text(content)
     assert (params["title"], list(params["tags"]), list(params["file_refs"])) == (
-        title,
-        tags,
-        files,
+        None if title is None else _as_text(title),
+        [_as_text(t) for t in tags],
+        [_as_text(f) for f in files],
     )
     assert params["type_"] == "pitfall" and params["project"] is None  # the CLI derives it
 
@@ -442,7 +442,10 @@ def test_context_passes_any_text_through_unchanged(
     EngramTools(runner).context(file=file, branch=branch, error=error)
     argv, stdin = runner.calls[0]
     params = parsed(argv)
-    assert (params["file_"], params["branch"]) == (file, branch)
+    assert (params["file_"], params["branch"]) == (
+        None if file is None else _as_text(file),
+        None if branch is None else _as_text(branch),
+    )
     assert params["error"] == ("-" if error is not None else None)
     assert stdin.decode("utf-8") == _as_text(error or "")
 
