@@ -96,30 +96,26 @@ def _declared(runtime: str, field: str, spec: str) -> list[DeclaredVersion]:
     return [DeclaredVersion(runtime, field, spec, floor)] if floor else []
 
 
+# The one field each other manifest declares its runtime floor in.
+_FIELD_OF = {
+    "Cargo.toml": ("rust", "rust-version", _RUST_VERSION),
+    "pyproject.toml": ("python", "requires-python", _REQUIRES_PYTHON),
+    "setup.py": ("python", "python_requires", _PYTHON_REQUIRES_PY),
+    "setup.cfg": ("python", "python_requires", _PYTHON_REQUIRES_CFG),
+    "go.mod": ("go", "go", _GO_LINE),
+}
+
+
 def declared_versions(path: str, text: str) -> tuple[DeclaredVersion, ...]:
     """The runtime floors the manifest at `path` declares (none for other files)."""
     name = PurePosixPath(path).name
-    found: list[DeclaredVersion] = []
     if name == "package.json":
         engines = _ENGINES.search(text)
-        node = _ENGINE_NODE.search(engines.group("body")) if engines else None
-        if node:
-            found += _declared("node", "engines.node", node.group("spec"))
-    elif name == "Cargo.toml":
-        rust = _RUST_VERSION.search(text)
-        if rust:
-            found += _declared("rust", "rust-version", rust.group("spec"))
-    elif name == "pyproject.toml":
-        python = _REQUIRES_PYTHON.search(text)
-        if python:
-            found += _declared("python", "requires-python", python.group("spec"))
-    elif name in ("setup.py", "setup.cfg"):
-        pattern = _PYTHON_REQUIRES_PY if name == "setup.py" else _PYTHON_REQUIRES_CFG
-        python = pattern.search(text)
-        if python:
-            found += _declared("python", "python_requires", python.group("spec"))
-    elif name == "go.mod":
-        go = _GO_LINE.search(text)
-        if go:
-            found += _declared("go", "go", go.group("spec"))
-    return tuple(found)
+        runtime, field, pattern = "node", "engines.node", _ENGINE_NODE
+        text = engines.group("body") if engines else ""
+    elif name in _FIELD_OF:
+        runtime, field, pattern = _FIELD_OF[name]
+    else:
+        return ()
+    match = pattern.search(text)
+    return tuple(_declared(runtime, field, match.group("spec"))) if match else ()
