@@ -10,20 +10,45 @@ from datetime import UTC, date, datetime, timedelta
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCES = os.path.normpath(os.path.join(HERE, "..", "..", ".work", "eighth-dev-sources"))
 PROJECTS = {"celery", "reqwest", "esbuild"}
-TYPES = {"decision", "constraint", "pitfall", "fix", "convention", "pattern", "workflow",
-         "architecture", "dependency", "episode", "lesson"}
+TYPES = {
+    "decision",
+    "constraint",
+    "pitfall",
+    "fix",
+    "convention",
+    "pattern",
+    "workflow",
+    "architecture",
+    "dependency",
+    "episode",
+    "lesson",
+}
 LABELS = {"supersedes", "contradiction", "compatible"}
 QKINDS = {"current-truth", "error", "identifier", "paraphrase", "howto", "why", "file"}
 FIELDS = {
-    "memories.jsonl": ({"id", "project", "type", "title", "content", "created_at", "tags",
-                        "file_refs"}, set()),
+    "memories.jsonl": (
+        {"id", "project", "type", "title", "content", "created_at", "tags", "file_refs"},
+        set(),
+    ),
     "pairs.jsonl": ({"a", "b", "label", "holder", "why"}, set()),
     "duplicates.jsonl": ({"group", "kind"}, set()),
     "dup_negatives.jsonl": ({"a", "b", "why"}, set()),
     "queries.jsonl": ({"id", "query", "project", "relevant", "kind"}, set()),
     "context.jsonl": ({"id", "project", "file", "needed", "must_not"}, {"error", "branch"}),
-    "temporal.jsonl": ({"memory", "phrase", "expected_start", "expected_end", "question",
-                        "answer_date", "vague", "local_date", "utc_date"}, set()),
+    "temporal.jsonl": (
+        {
+            "memory",
+            "phrase",
+            "expected_start",
+            "expected_end",
+            "question",
+            "answer_date",
+            "vague",
+            "local_date",
+            "utc_date",
+        },
+        set(),
+    ),
     "not_counted.jsonl": ({"a", "b", "why"}, set()),
 }
 OFFSET_RE = re.compile(r"([+-])(\d\d):(\d\d)$")
@@ -53,8 +78,10 @@ def load(name):
                 continue
             keys = set(row)
             if not req <= keys or not keys <= req | opt:
-                bad(f"{name}:{n}: fields {sorted(keys)} "
-                    f"(need {sorted(req)}, optional {sorted(opt)})")
+                bad(
+                    f"{name}:{n}: fields {sorted(keys)} "
+                    f"(need {sorted(req)}, optional {sorted(opt)})"
+                )
             rows.append(row)
     return rows
 
@@ -63,8 +90,13 @@ def resolve(phrase, d):
     """Return (start, end, vague) for a phrase resolved against local date d."""
     p = phrase.lower()
     same_day = ("today", "this morning", "this afternoon", "this evening", "tonight")
-    days = {"yesterday": 1, "the day before yesterday": 2, "3 days ago": 3, "three days ago": 3,
-            "two weeks ago": 14}
+    days = {
+        "yesterday": 1,
+        "the day before yesterday": 2,
+        "3 days ago": 3,
+        "three days ago": 3,
+        "two weeks ago": 14,
+    }
     weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
     if p in same_day:
         return d, d, False
@@ -276,14 +308,19 @@ def main():
             if i in group_of and not groups[group_of[i]] <= set(rel):
                 bad(f"{qid}: duplicate group of {i} not listed whole")
         if kind == "file":
-            want = sorted(i for i, m in by_id.items()
-                          if m["project"] == q.get("project")
-                          and q.get("query") in m["file_refs"] and i not in stale)
+            want = sorted(
+                i
+                for i, m in by_id.items()
+                if m["project"] == q.get("project")
+                and q.get("query") in m["file_refs"]
+                and i not in stale
+            )
             if sorted(rel) != want:
                 bad(f"{qid}: file query relevant {sorted(rel)} != {want}")
         if kind == "current-truth" and not any(
-                p.get("label") in ("supersedes", "contradiction") and p.get("holder") in rel
-                for p in pairs):
+            p.get("label") in ("supersedes", "contradiction") and p.get("holder") in rel
+            for p in pairs
+        ):
             bad(f"{qid}: current-truth query has no relevant note that replaced/outranks another")
 
     # ---- context
@@ -344,8 +381,10 @@ def main():
         s, e, vague = r
         vague_n += vague
         if (t.get("expected_start"), t.get("expected_end")) != (s.isoformat(), e.isoformat()):
-            bad(f"{tag}: expected {t.get('expected_start')}..{t.get('expected_end')}, "
-                f"table gives {s}..{e}")
+            bad(
+                f"{tag}: expected {t.get('expected_start')}..{t.get('expected_end')}, "
+                f"table gives {s}..{e}"
+            )
         if t.get("vague") is not vague:
             bad(f"{tag}: vague should be {vague}")
         want_ans = s.isoformat() if s == e else None
@@ -363,16 +402,22 @@ def main():
 
     lab = Counter(p["label"] for p in pairs)
     print("eighth-dev OK")
-    print(f"  memories: {len(mems)} " + str(dict(Counter(m['project'] for m in mems))))
+    print(f"  memories: {len(mems)} " + str(dict(Counter(m["project"] for m in mems))))
     print(f"  memories without file_refs: {sum(1 for m in mems if not m['file_refs'])}")
-    print(f"  pairs: {len(pairs)} {dict(lab)}; holder null contradictions: "
-          f"{sum(1 for p in pairs if p['label'] == 'contradiction' and p['holder'] is None)}")
+    print(
+        f"  pairs: {len(pairs)} {dict(lab)}; holder null contradictions: "
+        f"{sum(1 for p in pairs if p['label'] == 'contradiction' and p['holder'] is None)}"
+    )
     print(f"  stale memories: {len(stale)}; not_counted: {len(notc)}")
-    print(f"  duplicates: {len(dups)} {dict(Counter(g['kind'] for g in dups))}; "
-          f"dup_negatives: {len(dupneg)}")
+    print(
+        f"  duplicates: {len(dups)} {dict(Counter(g['kind'] for g in dups))}; "
+        f"dup_negatives: {len(dupneg)}"
+    )
     print(f"  queries: {len(queries)} {dict(qkinds)}")
-    print(f"  context: {len(context)} (with error: {sum(1 for c in context if 'error' in c)}); "
-          f"sources checked: {have_sources}")
+    print(
+        f"  context: {len(context)} (with error: {sum(1 for c in context if 'error' in c)}); "
+        f"sources checked: {have_sources}"
+    )
     print(f"  temporal: {len(temporal)} (vague: {vague_n}, local date != UTC date: {differs})")
 
 

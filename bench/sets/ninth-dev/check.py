@@ -17,8 +17,17 @@ SOURCES = Path("/work/main/bench/.work/ninth-dev-sources")
 
 PROJECTS = {"pip", "actix-web", "vitest"}
 TYPES = {
-    "decision", "constraint", "pitfall", "fix", "convention", "pattern",
-    "workflow", "architecture", "dependency", "episode", "lesson",
+    "decision",
+    "constraint",
+    "pitfall",
+    "fix",
+    "convention",
+    "pattern",
+    "workflow",
+    "architecture",
+    "dependency",
+    "episode",
+    "lesson",
 }
 LABELS = {"supersedes", "contradiction", "compatible"}
 QUERY_KINDS = {"current-truth", "error", "identifier", "paraphrase", "howto", "why", "file"}
@@ -28,8 +37,15 @@ NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5}
 MEMORY_FIELDS = {"id", "project", "type", "title", "content", "created_at", "tags", "file_refs"}
 CONTEXT_FIELDS = {"id", "project", "file", "needed", "must_not"}
 TEMPORAL_FIELDS = {
-    "memory", "phrase", "expected_start", "expected_end", "question",
-    "answer_date", "vague", "local_date", "utc_date",
+    "memory",
+    "phrase",
+    "expected_start",
+    "expected_end",
+    "question",
+    "answer_date",
+    "vague",
+    "local_date",
+    "utc_date",
 }
 
 problems: list[str] = []
@@ -310,7 +326,8 @@ def main() -> int:
                     bad(f"{qid}: duplicate group of {i} not listed whole (missing {j})")
         if q["kind"] == "file":
             want = {
-                m["id"] for m in mems
+                m["id"]
+                for m in mems
                 if m.get("project") == q["project"]
                 and q["query"] in m.get("file_refs", [])
                 and m["id"] not in stale
