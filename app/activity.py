@@ -127,11 +127,13 @@ def governing_floors(
     for _ in range(MAX_MANIFEST_LEVELS):
         for name, runtime in RUNTIME_OF.items():
             candidate = folder / name
-            if runtime in found or candidate == own or not candidate.is_file():
+            if runtime in found or candidate == own:
                 continue
             try:
+                if not candidate.is_file():
+                    continue
                 text = read_source(candidate, patterns)
-            except UnreadableFile:
+            except (OSError, UnreadableFile):  # a folder we may not read: no manifest
                 continue
             source = candidate.relative_to(top).as_posix()
             for declared in declared_versions(name, text):

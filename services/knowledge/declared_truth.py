@@ -6,11 +6,14 @@ sure its wording: the file is the truth for what it declares. Which of two notes
 is otherwise a guess (newest wins is wrong for a misremembered later note); here it is
 read off the workspace.
 
-A note takes part when it states a floor of the same runtime: a bound ("Node 18+",
-">=3.10", "at least 1.74") or a version named as the minimum ("MSRV: 1.78", "the Python
-floor is 3.9"). A plain mention ("our Node 20 lambdas", "Node 16 is no longer
-supported") claims no floor and is left alone, as is a note that names the declared
-version anywhere or states a floor that matches it.
+A note takes part when a sentence of it states what the project requires ("needs",
+"MSRV", "dropped", "runs on"…) with a floor of the same runtime: a bound ("Node 18+",
+">=3.10", "at least 1.74"), a version named as the minimum ("MSRV: 1.78", "the Python
+floor is 3.9"), or the manifest field quoted with its range ("`engines.node` is
+`^14.15.0 || >=18`": its lowest version). A plain mention ("our Node 20 lambdas", "Node
+16 is no longer supported") or a condition ("an editable install on Python 3.13+ doesn't
+raise") claims no floor and is left alone, as is a note that names the declared version
+anywhere or states a floor the declared one matches.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from services.storage.query_terms import stem
 from services.text.manifests import FIELDS, DeclaredVersion, floor_of
 from services.text.words import sentences
 
-__all__ = ["contradicted_by_file"]
+__all__ = ["contradicted_by_file", "disagreement"]
 
 # The words notes use for each runtime a manifest declares.
 _RUNTIME_WORDS = {
@@ -68,6 +71,8 @@ def _names(text: str, version: str) -> bool:
     )
 
 
+# After a field's name: separators and a verb ("is", "says"), then the range in
+# backticks, or else the rest of the clause.
 _SPEC_AFTER = (
     r"[\s`'\":={]*(?:is\s+|are\s+|says\s+|to\s+)?"
     r"(?:`(?P<code>[^`\n]{1,120})`|(?P<raw>[^\n,;]{1,80}))"
