@@ -210,9 +210,7 @@ def _failure(message: str) -> CallToolResult:
 
 
 def _options(**values: Any) -> list[str]:
-    """`--name=value` for each value given (lists repeat the option), in order. A lone
-    surrogate (JSON allows "\\ud800") cannot be passed in a command line, and becomes
-    U+FFFD, as in a command's input."""
+    """`--name=value` for each value given (lists repeat the option), in order."""
     argv: list[str] = []
     for name, value in values.items():
         option = "--" + name.replace("_", "-")
@@ -221,9 +219,9 @@ def _options(**values: Any) -> list[str]:
         if value is True:
             argv.append(option)
         elif isinstance(value, list | tuple):
-            argv.extend(f"{option}={_text(str(item))}" for item in value)
+            argv.extend(f"{option}={item}" for item in value)
         else:
-            argv.append(f"{option}={_text(str(value))}")
+            argv.append(f"{option}={value}")
     return argv
 
 
@@ -239,7 +237,9 @@ class EngramTools:
         self.runner = runner
 
     def _json(self, argv: list[str], stdin: bytes = b"") -> tuple[Any, Answer]:
-        answer = self.runner.run(argv, stdin)
+        # A lone surrogate (JSON allows "\ud800") cannot be passed in a command line:
+        # it becomes U+FFFD, as in a command's input.
+        answer = self.runner.run([_text(arg) for arg in argv], stdin)
         return _answer_json(answer), answer
 
     def _scoped(
