@@ -225,6 +225,7 @@ def _tool_use(
     from services.activity.watch_rules import PathRules
     from services.assistants.events import FileAction
     from services.assistants.injection import file_memories
+    from services.knowledge.declared_truth import contradicted_by_file
 
     patterns = secret_patterns(engram)
     # What `engram watch` counts as activity: not dependencies, builds, ignored files,
@@ -244,7 +245,9 @@ def _tool_use(
         prediction = engine.observe(file_signal(kind, touch.path, patterns, where.project))
         save_state(engram, engine, where.root)
         if opened and context is None and takes_context(call):
-            block = file_memories(ledger, prediction, limits, engram.replaced_among)
+            block = file_memories(
+                ledger, prediction, limits, engram.replaced_among, contradicted_by_file
+            )
             if block is not None:
                 engram.service.record_read(block.memory_ids)
                 context = block.text

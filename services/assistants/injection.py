@@ -18,7 +18,7 @@ given is recorded in the ledger before the hook answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from services.activity.prediction import Candidate, Prediction, Reason
@@ -28,6 +28,7 @@ from services.assistants.events import HookEvent
 from services.assistants.ledger import SessionLedger
 from services.assistants.relevance import confident_results, worth_searching
 from services.context.assembly import ContextAssembler
+from services.context.standing import AgainstFile, Replaced, standing
 from services.memory import Memory
 from services.search.retrieval import SearchResult
 from services.storage.assistant_sessions import SessionRow
@@ -39,7 +40,6 @@ KEY_NOTES = 8
 KEY_NOTE_SCORE = 0.5
 
 Search = Callable[[str], list[SearchResult]]
-Replaced = Callable[[Sequence[Memory]], Mapping[str, Memory]]
 # Reads a session's transcript from its offset; returns the offset read up to (None:
 # nothing was read).
 Capture = Callable[[SessionRow], int | None]
@@ -151,13 +151,13 @@ def file_memories(
     prediction: Prediction,
     limits: HookLimits,
     replaced: Replaced | None = None,
+    against_file: AgainstFile | None = None,
 ) -> Block | None:
     """The critical memories of the file `prediction` was made for, those the session
-    was not given yet (a memory a current one replaces is given as that one)."""
-    memories = [c.memory for c in prediction.critical]
-    if replaced is not None and memories:
-        holders = replaced(memories)
-        memories = list({m.id: m for m in (holders.get(m.id, m) for m in memories)}.values())
+    was not given yet, as the context has them stand (a memory a current one replaces
+    is given as that one; one the open file's manifest contradicts is not given)."""
+    critical_only = replace(prediction, relevant=[], background=[], related=[])
+    memories = [c.memory for c in standing(critical_only, replaced, against_file).tiers[0]]
     skip = ledger.given()
     memories = [m for m in memories if not _not_for(ledger, skip, m)]
     if not memories:

@@ -215,6 +215,29 @@ def test_a_file_note_a_newer_one_replaces_is_given_as_that_one(seeded: Engram) -
     assert block is not None and block.memory_ids == ["m-newer"]
 
 
+def test_a_file_note_the_open_manifest_contradicts_is_not_given(seeded: Engram) -> None:
+    from dataclasses import replace
+
+    from services.knowledge.declared_truth import contradicted_by_file
+    from services.text.manifests import DeclaredVersion
+
+    wrong = make_memory("`issue_refund` needs Python 3.8+ now.", id="m-floor", project="ledgerly")
+    ledger = ledger_for(seeded)
+    engine = PredictiveEngine(seeded.store)
+    signal = Signal(SignalKind.FILE_OPENED, datetime.now(UTC), "ledgerly", "src/refunds.py")
+    declared = (DeclaredVersion("python", "requires-python", ">=3.11", "3.11", "pyproject.toml"),)
+    prediction = replace(engine.observe(signal), declared=declared)
+    # The note a newer one was taken to replace stays, since the open file refutes that one.
+    block = file_memories(
+        ledger,
+        prediction,
+        LIMITS,
+        replaced=lambda ms, excluded=(): {} if "m-floor" in excluded else {"m-decision": wrong},
+        against_file=contradicted_by_file,
+    )
+    assert block is not None and block.memory_ids == ["m-decision"]
+
+
 def test_capture_reads_on_from_the_last_offset(seeded: Engram) -> None:
     ledger = ledger_for(seeded)
     seen: list[SessionRow] = []
