@@ -119,15 +119,30 @@ def governing_floors(
     try:
         own = path.resolve()
         top = root.resolve()
-        folder = own.parent
-        folder.relative_to(top)
+        own.parent.relative_to(top)
     except (OSError, ValueError):
         return ()
+    return _floors_upward(own.parent, top, patterns, skip=own)
+
+
+def project_floors(root: Path, patterns: tuple[str, ...]) -> tuple[DeclaredVersion, ...]:
+    """The runtime floors the manifests at the repository `root` declare (what a search
+    run inside the repository checks its results against)."""
+    try:
+        top = root.resolve()
+    except OSError:
+        return ()
+    return _floors_upward(top, top, patterns)
+
+
+def _floors_upward(
+    folder: Path, top: Path, patterns: tuple[str, ...], skip: Path | None = None
+) -> tuple[DeclaredVersion, ...]:
     found: dict[str, DeclaredVersion] = {}
     for _ in range(MAX_MANIFEST_LEVELS):
         for name, runtime in RUNTIME_OF.items():
             candidate = folder / name
-            if runtime in found or candidate == own:
+            if runtime in found or candidate == skip:
                 continue
             try:
                 if not candidate.is_file():

@@ -65,6 +65,23 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
     }
 
 
+def refuted_here(engram: Any, memories: list[Any]) -> dict[str, str]:
+    """Memory id → why, for each of `memories` of the repository the command runs in
+    whose stated runtime floor its root manifests contradict (`package.json` declaring
+    `engines.node >=20` against a note saying Node 18+)."""
+    from app.activity import project_floors, project_here, project_root, secret_patterns
+    from services.knowledge.declared_truth import contradicted_by_file
+
+    project = project_here()
+    if project is None:
+        return {}
+    own = [m for m in memories if m.project == project]
+    if not own:
+        return {}
+    declared = project_floors(project_root(Path.cwd().resolve()), secret_patterns(engram))
+    return dict(contradicted_by_file(own, declared, ""))
+
+
 def read_queries(path: Path) -> list[dict[str, Any]]:
     problems: list[Problem] = []
     queries: list[dict[str, Any]] = []
@@ -173,6 +190,12 @@ def search(
         return
     assert query is not None
     response = engram.service.search(query, flt, limit, kind, record)
+    refuted = refuted_here(engram, [r.memory for r in response.results])
+    if refuted:  # what the repository's manifests contradict goes last
+        kept = [r for r in response.results if r.memory.id not in refuted]
+        response = replace(
+            response, results=[*kept, *(r for r in response.results if r.memory.id in refuted)]
+        )
     if as_json:
         emit_json(
             {
@@ -180,7 +203,10 @@ def search(
                 "retriever": kind.value,
                 "flags": response.flags,
                 "took_ms": round(response.metrics.total_ms, 2),
-                "results": [result_json(r, content_chars) for r in response.results],
+                "results": [
+                    {**result_json(r, content_chars), "refuted_by": refuted.get(r.memory.id)}
+                    for r in response.results
+                ],
             }
         )
         return
@@ -211,3 +237,5 @@ def search(
                 f"    [yellow]may be outdated — see {result.outdated_by}[/yellow] "
                 f"(`engram contradictions list`)"
             )
+        if memory.id in refuted:
+            out.print(f"    [yellow]⚠ it {shown(refuted[memory.id])}[/yellow]")

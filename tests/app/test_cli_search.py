@@ -209,3 +209,25 @@ def test_json_results_carry_their_text_on_request(engram_cli: EngramCli) -> None
     whole = engram_cli.json("search", "upload retry 503", "--content", "500", "--no-record")
     assert whole["results"][0]["content_cut"] is False
     assert whole["results"][0]["content"].endswith("the fourth failure pages")
+
+
+def test_a_search_inside_a_repository_puts_what_its_manifest_refutes_last(
+    engram_cli: EngramCli, tmp_path: Path, monkeypatch: Any
+) -> None:
+    repo = tmp_path / "webpack"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "package.json").write_text('{"engines": {"node": ">=10.13.0"}}\n', encoding="utf-8")
+    monkeypatch.chdir(repo)
+    engram_cli.add("webpack 5 needs Node 18+ now, engines were bumped.", "--id", "m-wrong")
+    engram_cli.add("webpack 5 keeps the Node floor at 10.13 in every minor.", "--id", "m-right")
+    found = engram_cli.json("search", "which node version does webpack need")
+    ranked = [r["id"] for r in found["results"]]
+    assert ranked[-1] == "m-wrong" and "m-right" in ranked
+    refuted = {r["id"]: r["refuted_by"] for r in found["results"]}
+    assert refuted["m-right"] is None
+    assert "package.json declares `engines.node` >=10.13.0" in refuted["m-wrong"]
+    text = engram_cli.ok("search", "which node version does webpack need").stdout
+    assert "⚠ it says node 18+" in text
+    monkeypatch.chdir(tmp_path)  # outside the repository nothing is judged
+    outside = engram_cli.json("search", "which node version does webpack need", "-p", "webpack")
+    assert all(r["refuted_by"] is None for r in outside["results"])
