@@ -79,11 +79,17 @@ def locate(path: Path, project: str | None = None) -> Located:
 
 def project_here(cwd: Path | None = None) -> str | None:
     """The project of the repository the current folder is in (None outside one)."""
+    here = repository_here(cwd)
+    return here.project if here is not None else None
+
+
+def repository_here(cwd: Path | None = None) -> Located | None:
+    """The repository the current folder is in: its root and project (None outside one)."""
     folder = (cwd or Path.cwd()).resolve()
     root = project_root(folder)
     if not (root / ".git").exists():
         return None
-    return project_name(root)
+    return Located(root, project_name(root), folder.relative_to(root).as_posix())
 
 
 def file_symbols(

@@ -69,16 +69,14 @@ def refuted_here(engram: Any, memories: list[Any]) -> dict[str, str]:
     """Memory id → why, for each of `memories` of the repository the command runs in
     whose stated runtime floor its root manifests contradict (`package.json` declaring
     `engines.node >=20` against a note saying Node 18+)."""
-    from app.activity import project_floors, project_here, project_root, secret_patterns
+    from app.activity import project_floors, repository_here, secret_patterns
     from services.knowledge.declared_truth import contradicted_by_file
 
-    project = project_here()
-    if project is None:
+    here = repository_here()
+    own = [m for m in memories if here is not None and m.project == here.project]
+    if here is None or not own:
         return {}
-    own = [m for m in memories if m.project == project]
-    if not own:
-        return {}
-    declared = project_floors(project_root(Path.cwd().resolve()), secret_patterns(engram))
+    declared = project_floors(here.root, secret_patterns(engram))
     return dict(contradicted_by_file(own, declared, ""))
 
 

@@ -211,11 +211,8 @@ class ContextAssembler:
         carry = 0
         stand = standing(prediction, self.replaced, self.against_file)
         candidate_lists: list[Sequence[Candidate]] = [self._dated(c) for c in stand.tiers]
-        contradicted = stand.left_out
-        if contradicted:
-            related = [c for c in prediction.related if c.memory.id not in contradicted]
-            prediction = replace(prediction, related=related)
-        warnings = list(contradicted.values())
+        prediction = replace(prediction, related=stand.related)
+        warnings = list(stand.left_out.values())
         warnings += list(self.alerts(prediction)) if self.alerts is not None else []
         for number in (1, 2, 3):
             share = int(available * shares[number - 1]) + carry

@@ -35,10 +35,11 @@ AgainstFile = Callable[
 
 @dataclass
 class Standing:
-    """The critical, relevant and background candidates that stand, and the tier-1 lines
-    naming what the open file contradicts (memory id → line)."""
+    """The critical, relevant and background candidates that stand, the related ones
+    that do, and the tier-1 lines naming what the open file contradicts (id → line)."""
 
     tiers: list[list[Candidate]]
+    related: list[Candidate]
     left_out: dict[str, str]
 
 
@@ -52,7 +53,9 @@ def standing(
         holders = _holders(replaced, tiers, left_out)  # the chains stop before them
     current = _current(tiers, holders, left_out)
     return Standing(
-        [[c for c in tier if c.memory.id not in left_out] for tier in current], left_out
+        [[c for c in tier if c.memory.id not in left_out] for tier in current],
+        [c for c in prediction.related if c.memory.id not in left_out],
+        left_out,
     )
 
 
