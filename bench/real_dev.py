@@ -765,9 +765,9 @@ def part_context(args: argparse.Namespace) -> str:
         "### Context\n\n"
         f"{len(cases)} cases of context.jsonl ({errors} with an error, {branches} with a "
         "branch): `engram context --project P --file F [--error E] [--branch B] --budget N "
-        "--json` on the imported folder (no REM cycle has run, so no contradiction warnings; "
-        "what the memories replace was judged as they were embedded, and a replaced note "
-        "gives way to its newest replacement). "
+        "--json` on the imported folder (no REM cycle has run; the memories' pairs were "
+        "judged by the cues and scorers as they were embedded, so open contradictions "
+        "give ⚠ lines and a replaced note gives way to its newest replacement). "
         "The CLI refuses a file that does not exist, so each project gets a folder with a "
         "`.git` marker holding the file"
         + (

@@ -171,9 +171,12 @@ def judge_pending(
     found: Scan | None = None,
     write: bool = True,
     pairs: Iterable[tuple[str, str]] | None = None,
+    leave_for_model: bool = False,
 ) -> list[Verdict]:
     """Judge the queued pairs (or `pairs`); with `write`, mark them judged and record the
-    flagged ones in `contradiction`. Returns every verdict."""
+    flagged ones in `contradiction`. With `leave_for_model`, a pair whose cues a model's
+    verdict could tip stays queued, unjudged, for a run that has one. Returns every
+    verdict given."""
     found = found or Scan(facts=facts_of(store))
     wanted = list(pairs) if pairs is not None else pending(store)
     missing = {i for pair in wanted for i in pair} - set(found.memories)
@@ -200,11 +203,23 @@ def judge_pending(
                 similarity_of(found, a.id, b.id) if _scorer_may_flag(found, a.id, b.id) else None,
                 texts,
             )
+            if leave_for_model and _model_could_tip(verdict):
+                continue
             verdicts.append(verdict)
             judged.append((verdict, first, second))
         if write:
             _store_verdicts(store, judged, found.memories, now)
     return verdicts
+
+
+def _model_could_tip(verdict: Verdict) -> bool:
+    """Whether a model's verdict could change this cues-only verdict (the scorer did
+    not decide it and the cues' score is within the model's weight of the bar)."""
+    return (
+        verdict.llm is None
+        and verdict.scorer is None
+        and (abs(verdict.cue_score - FLAG_AT) < LLM_WEIGHT)
+    )
 
 
 def _store_verdicts(

@@ -7,6 +7,7 @@ for the whole flow."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Iterable, Sequence
@@ -132,13 +133,22 @@ def pair_hash(a: Memory, b: Memory) -> str:
 
 
 def reading_of(memory: Memory) -> Reading:
-    return read(
+    """The cues' reading of `memory`, kept for a memory read before (the embedding
+    process judges every batch against the same project)."""
+    return _reading(
         memory.id,
         memory.title,
         memory.content,
-        memory.file_refs,
+        tuple(memory.file_refs),
         memory.valid_from or memory.created_at,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _reading(
+    memory_id: str, title: str, content: str, file_refs: tuple[str, ...], created_at: str
+) -> Reading:
+    return read(memory_id, title, content, file_refs, created_at)
 
 
 def queue(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,23 +57,33 @@ class Scan:
 
 
 def nearest_neighbours(
-    ids: list[str], vectors: dict[str, np.ndarray], k: int
+    ids: list[str],
+    vectors: dict[str, np.ndarray],
+    k: int,
+    of: Collection[str] | None = None,
 ) -> Iterable[tuple[str, str, float]]:
-    """Each memory's `k` nearest neighbours among `ids` (cosine)."""
+    """Each memory's `k` nearest neighbours among `ids` (cosine); only those of the
+    memories in `of`, when given."""
     present = [i for i in ids if i in vectors]
     if len(present) < 2:
         return
     matrix = np.stack([vectors[i] for i in present]).astype(np.float32)
     matrix /= np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9, None)
+    rows = (
+        list(range(len(present)))
+        if of is None
+        else [row for row, memory_id in enumerate(present) if memory_id in of]
+    )
     take = min(k, len(present) - 1)
-    for start in range(0, len(present), 1024):
-        scores = matrix[start : start + 1024] @ matrix.T
-        for row in range(scores.shape[0]):
-            scores[row, start + row] = -np.inf
+    for start in range(0, len(rows), 1024):
+        chunk = rows[start : start + 1024]
+        scores = matrix[chunk] @ matrix.T
+        for row, own in enumerate(chunk):
+            scores[row, own] = -np.inf
         best = np.argpartition(-scores, take - 1, axis=1)[:, :take]
         for row, columns in enumerate(best):
             for column in columns.tolist():
-                yield present[start + row], present[column], float(scores[row, column])
+                yield present[chunk[row]], present[column], float(scores[row, column])
 
 
 def _index_pairs(readings: dict[str, Reading], weights: dict[str, float]) -> set[tuple[str, str]]:
@@ -138,10 +148,12 @@ def scan(
     model_id: str,
     project: str | None = None,
     neighbours: int = NEIGHBOURS,
+    touching: Collection[str] | None = None,
 ) -> Scan:
     """Read every current memory (of `project`, or all) and find the candidate pairs:
-    nearest neighbours with a cue, and the pairs the cues' index links. Nothing is
-    written (see `queue`)."""
+    nearest neighbours with a cue, and the pairs the cues' index links. With
+    `touching`, only pairs with one of those memories (their own nearest neighbours,
+    not the memories they are nearest to). Nothing is written (see `queue`)."""
 
     result = Scan(facts=facts_of(store), scanned=True)
     for name, memories in current_by_project(store, project).items():
@@ -151,7 +163,9 @@ def scan(
         result.readings.update(readings)
         result.weights[name] = weights
         linked: dict[tuple[str, str], float | None] = {
-            pair: None for pair in _index_pairs(readings, weights)
+            pair: None
+            for pair in _index_pairs(readings, weights)
+            if touching is None or pair[0] in touching or pair[1] in touching
         }
         closest: set[tuple[str, str]] = set()
         if vectors is not None:
@@ -163,13 +177,14 @@ def scan(
             for memory_id, vector in found.items():
                 array = np.asarray(vector, dtype=np.float32)
                 result.vectors[memory_id] = array / max(float(np.linalg.norm(array)), 1e-9)
-            for first, second, similarity in nearest_neighbours(list(readings), found, neighbours):
+            ids = list(readings)
+            for first, second, similarity in nearest_neighbours(ids, found, neighbours, touching):
                 key = (min(first, second), max(first, second))
                 if linked.get(key) is None:
                     linked[key] = similarity
             closest = {
                 (min(first, second), max(first, second))
-                for first, second, _ in nearest_neighbours(list(readings), found, SCORED_NEIGHBOURS)
+                for first, second, _ in nearest_neighbours(ids, found, SCORED_NEIGHBOURS, touching)
             }
         by_fact: dict[tuple[str, str], list[str]] = defaultdict(list)
         for memory_id in readings:
@@ -179,7 +194,8 @@ def scan(
         for members in by_fact.values():
             for i, first in enumerate(members[:MAX_BUCKET]):
                 for second in members[i + 1 : MAX_BUCKET]:
-                    linked.setdefault((min(first, second), max(first, second)), None)
+                    if touching is None or first in touching or second in touching:
+                        linked.setdefault((min(first, second), max(first, second)), None)
         scored: list[tuple[float, tuple[str, str], float | None, Cues]] = []
         for (first, second), near in linked.items():
             cues = compare(readings[first], readings[second], weights, result.facts)

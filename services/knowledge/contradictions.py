@@ -27,8 +27,10 @@ it, deep and exhaustive modes still find it, and nothing is deleted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from services.filters import MemoryFilter
 from services.knowledge.conflict_judge import Judge, ask_model, judge_pending, parse_verdict
 from services.knowledge.conflict_records import (
     FLAG_AT,
@@ -73,7 +75,7 @@ from services.knowledge.conflict_scan import (
 )
 from services.knowledge.cues import compare
 from services.llm.base import LLM, TimeBudget
-from services.memory import now_iso
+from services.memory import Memory, now_iso
 from services.storage.findings import Finding
 from services.storage.memories import MemoryStore
 
@@ -82,7 +84,7 @@ __all__ = [
     "NEAR_SIMILARITY", "NEIGHBOURS", "RARE_SHARE", "RESOLUTIONS", "SCORED_NEIGHBOURS",
     "WRITE_CANDIDATES", "Contradiction", "Judge", "Scan", "Verdict", "alerts", "ask_model",
     "candidate_pairs", "compare", "facts_of", "finding_for", "for_pair", "get",
-    "judge_pending", "listing", "nearest_neighbours", "open_findings", "options_for",
+    "judge_new", "judge_pending", "listing", "nearest_neighbours", "open_findings", "options_for",
     "ordered", "pair_hash", "parse_verdict", "pending", "queue", "queue_on_write",
     "queue_scan", "queued_count", "reading_of", "resolve", "run", "scan", "similarity_of",
     "supersede",
@@ -129,3 +131,27 @@ def run(
     if judge.llm_note:
         changes["llm_note"] = judge.llm_note[:200]
     return findings, changes
+
+
+# A project with more current memories than this is left to the REM cycle's scan: reading
+# all of them again for every embedded batch would cost seconds in the background.
+NEW_SCAN_LIMIT = 2000
+
+
+def judge_new(store: MemoryStore, vectors: Any, model_id: str, memories: Sequence[Memory]) -> int:
+    """Judge the pairs of just-embedded `memories` as the REM `contradictions` operation
+    would, without a model, so an imported note that replaces or contradicts another is
+    an open conflict (search ranks by it, the review lists it) before any cycle: their
+    nearest neighbours and the cues' index pairs with them, plus their queued pairs. A
+    pair whose cues a model's verdict could tip stays queued for the cycle. Returns how
+    many pairs were flagged."""
+    ids = {m.id for m in memories}
+    projects = {m.project for m in memories}
+    scope = next(iter(projects)) if len(projects) == 1 else None
+    if not ids or store.count(MemoryFilter(project=scope)) > NEW_SCAN_LIMIT:
+        return 0
+    found = scan(store, vectors, model_id, scope, touching=ids)
+    queue_scan(store, found)
+    waiting = [pair for pair in pending(store) if pair[0] in ids or pair[1] in ids]
+    verdicts = judge_pending(store, Judge(None), found, pairs=waiting, leave_for_model=True)
+    return sum(v.flagged for v in verdicts)

@@ -25,6 +25,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 
 from services.errors import EngramError
+from services.knowledge import contradictions
 from services.knowledge.conflict_records import ordered, pair_hash, reading_of
 from services.knowledge.conflict_scorer import is_conflict, kind_of
 from services.knowledge.cues import compare
@@ -83,11 +84,15 @@ CLASH = (  # pair features that say the later note contradicts a statement of th
 def judge_embedded(
     store: MemoryStore, vectors: VectorIndex, embedder: Embedder, memories: Sequence[Memory]
 ) -> int:
-    """Record the replacements among `memories` (just embedded) and their neighbours;
-    returns how many pairs were recorded. Never raises: embedding must not fail
-    because a judgement could not be made (the REM cycle judges the pair later)."""
+    """Record the replacements among `memories` (just embedded) and their neighbours,
+    then judge their pairs as the REM cycle's first pass would (open conflicts for
+    review, which search ranks by); returns how many pairs were recorded. Never raises:
+    embedding must not fail because a judgement could not be made (the REM cycle judges
+    the pair later)."""
+    judgeable = [m for m in memories if _judgeable(m)]
     try:
-        return _judge(store, vectors, embedder, [m for m in memories if _judgeable(m)])
+        recorded = _judge(store, vectors, embedder, judgeable)
+        return recorded + contradictions.judge_new(store, vectors, embedder.model_id, judgeable)
     except Exception as error:
         log.warning("replacements of %d embedded memories not judged: %s", len(memories), error)
         return 0

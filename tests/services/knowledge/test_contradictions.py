@@ -6,10 +6,13 @@ deep/exhaustive, and tier-1 warnings in assembled context."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
+from app.composition import Engram
 from services.activity.prediction import Candidate, Prediction
 from services.activity.signals import ActivityKind
 from services.context.assembly import ContextAssembler
@@ -28,6 +31,13 @@ from tests.services.builders import make_memory
 OLD = "`settle_batch` times out after 5 seconds."
 NEW = "We changed the timeout of `settle_batch` from 5s to 30s."
 CONFLICT = "`settle_batch` waits up to 60 seconds before timing out."
+
+
+@pytest.fixture(autouse=True)
+def judged_by_the_operation(engram: Engram) -> None:
+    """These tests judge through the REM operation and the write-time queue; the pass
+    that judges a memory once it has its vector is tested on its own below."""
+    engram.indexer.on_indexed = None
 
 
 def verdict_json(verdict: str, holds: str = "B") -> str:
@@ -196,6 +206,55 @@ def test_imported_memories_are_covered_by_the_scan(context: RemContext) -> None:
     assert rows(context, "SELECT count(*) FROM contradiction_candidate") == [(0,)]
     run_operations(context, ["contradictions"])
     assert [(r.a, r.b) for r in contradictions.listing(context.service.store)] == [("i1", "i2")]
+
+
+def test_a_memory_is_judged_against_its_neighbours_once_it_has_its_vector(
+    engram: Engram,
+) -> None:
+    """Before any cycle: the imported notes are judged as the operation would judge
+    them (cues and scorers, no model), so search already ranks by what holds now."""
+    engram.indexer.on_indexed = engram.judge_embedded
+    memories = [
+        make_memory(OLD, id="i1", project="p", created_at="2026-03-01T10:00:00+00:00"),
+        make_memory(NEW, id="i2", project="p", created_at="2026-03-09T10:00:00+00:00"),
+        make_memory(CONFLICT, id="i3", project="p", created_at="2026-03-12T10:00:00+00:00"),
+        make_memory("Invoices are exported as CSV.", id="i4", project="p"),
+    ]
+    engram.service.import_memories(memories)
+    engram.indexer.process_pending()
+    found = {(r.a, r.b): r for r in contradictions.listing(engram.store)}
+    assert found[("i1", "i2")].kind == "supersedes" and found[("i1", "i2")].holder == "i2"
+    assert found[("i1", "i3")].kind == "contradiction"
+    assert not any("i4" in pair for pair in found)
+    near_i3 = contradictions.scan(
+        engram.store, engram.vectors, engram.embedder.model_id, "p", touching={"i3"}
+    )
+    assert ("i1", "i3") in near_i3.pairs and all("i3" in pair for pair in near_i3.pairs)
+    # Judged now, so the idle cycle does not judge the same pairs again.
+    context = RemContext(engram.service, engram.vectors, engram.embedder.model_id)
+    (report,) = run_operations(context, ["contradictions"])
+    assert report.changes["judged"] == 0
+
+
+def test_a_pair_a_model_could_tip_waits_for_the_cycle(engram: Engram) -> None:
+    """Judged without a model, a pair whose cues sit within the model's weight of the bar
+    stays queued, unjudged, for a run that can ask one."""
+    add_to = RemContext(engram.service, engram.vectors, engram.embedder.model_id)
+    add(add_to, "old", OLD, 1)
+    add(add_to, "new", NEW, 9)
+    close_call = contradictions.FLAG_AT + contradictions.LLM_WEIGHT / 2
+
+    class CloseCall(Judge):
+        def judge(self, a: Any, b: Any, *args: Any, **kwargs: Any) -> contradictions.Verdict:
+            verdict = super().judge(a, b, *args, **kwargs)
+            return replace(verdict, cue_score=close_call, score=close_call, scorer=None)
+
+    store = engram.store
+    waiting = [("old", "new")]
+    left = contradictions.judge_pending(store, CloseCall(None), pairs=waiting, leave_for_model=True)
+    assert left == [] and ("old", "new") in contradictions.pending(store)
+    judged = contradictions.judge_pending(store, CloseCall(None), pairs=waiting)
+    assert [v.flagged for v in judged] == [True] and contradictions.pending(store) == []
 
 
 def search_ids(context: RemContext, mode: RetrievalMode) -> set[str]:
