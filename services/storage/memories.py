@@ -240,8 +240,9 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
                 found.update(row.id for row in query)
         return found
 
-    def iter_all(self, batch_size: int = 1000) -> Iterator[Memory]:
-        """Every memory, oldest first, read in batches (export, reindex)."""
+    def iter_all(self, batch_size: int = 1000, project: str | None = None) -> Iterator[Memory]:
+        """Every memory (only `project`'s, when given), oldest first, read in batches
+        (export, reindex)."""
         last_ts, last_id = float("-inf"), ""
         while True:
             with self._reading():
@@ -249,7 +250,8 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
                     MemoryRow.select()
                     .where(
                         (MemoryRow.created_ts > last_ts)
-                        | ((MemoryRow.created_ts == last_ts) & (MemoryRow.id > last_id))
+                        | ((MemoryRow.created_ts == last_ts) & (MemoryRow.id > last_id)),
+                        True if project is None else MemoryRow.project == project,
                     )
                     .order_by(MemoryRow.created_ts, MemoryRow.id)
                     .limit(batch_size)
@@ -386,7 +388,7 @@ def current_by_project(
     `project`'s when given; without the consolidated summaries when `consolidated` is
     False."""
     by_project: dict[str | None, list[Memory]] = defaultdict(list)
-    for memory in store.iter_all():
+    for memory in store.iter_all(project=project):
         if memory.superseded or memory.tier.value == "archived":
             continue
         if not consolidated and "consolidated" in memory.tags:
