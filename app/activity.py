@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -93,18 +94,23 @@ def repository_here(cwd: Path | None = None) -> Located | None:
 
 
 def file_symbols(
-    path: Path, patterns: tuple[str, ...], root: Path | None = None
+    path: Path,
+    patterns: tuple[str, ...],
+    root: Path | None = None,
+    reading: Callable[[Path], object] | None = None,
 ) -> SourceSymbols | None:
     """Parsed symbols of a source file, with the runtime floors of the manifests that
     govern it (its own, when it is one; else the nearest of each kind in its folder or
-    above, up to `root`); None for secrets, binaries and other files without any."""
+    above, up to `root`); None for secrets, binaries and other files without any.
+    `reading` is told of each manifest before it is read (a watcher must not take
+    Engram's own opens for the user's)."""
     symbols: SourceSymbols | None = None
     if is_readable(path.name):
         try:
             symbols = parse_source(path.name, read_source(path, patterns))
         except UnreadableFile:
             symbols = None
-    governing = governing_floors(path, root, patterns) if root is not None else ()
+    governing = governing_floors(path, root, patterns, reading) if root is not None else ()
     if not governing:
         return symbols
     own = {d.runtime for d in symbols.declared} if symbols is not None else set()
@@ -117,7 +123,10 @@ MAX_MANIFEST_LEVELS = 12
 
 
 def governing_floors(
-    path: Path, root: Path, patterns: tuple[str, ...]
+    path: Path,
+    root: Path,
+    patterns: tuple[str, ...],
+    reading: Callable[[Path], object] | None = None,
 ) -> tuple[DeclaredVersion, ...]:
     """The runtime floors of the nearest manifest of each kind above `path` (its own
     folder first), up to the repository `root`: a note about Node 18 for a file of a
@@ -128,7 +137,7 @@ def governing_floors(
         own.parent.relative_to(top)
     except (OSError, ValueError):
         return ()
-    return _floors_upward(own.parent, top, patterns, skip=own)
+    return _floors_upward(own.parent, top, patterns, skip=own, reading=reading)
 
 
 def project_floors(root: Path, patterns: tuple[str, ...]) -> tuple[DeclaredVersion, ...]:
@@ -142,7 +151,11 @@ def project_floors(root: Path, patterns: tuple[str, ...]) -> tuple[DeclaredVersi
 
 
 def _floors_upward(
-    folder: Path, top: Path, patterns: tuple[str, ...], skip: Path | None = None
+    folder: Path,
+    top: Path,
+    patterns: tuple[str, ...],
+    skip: Path | None = None,
+    reading: Callable[[Path], object] | None = None,
 ) -> tuple[DeclaredVersion, ...]:
     found: dict[str, DeclaredVersion] = {}
     for _ in range(MAX_MANIFEST_LEVELS):
@@ -153,6 +166,8 @@ def _floors_upward(
             try:
                 if not candidate.is_file():
                     continue
+                if reading is not None:
+                    reading(candidate)
                 text = read_source(candidate, patterns)
             except (OSError, UnreadableFile):  # a folder we may not read: no manifest
                 continue
@@ -171,14 +186,17 @@ def file_signal(
     patterns: tuple[str, ...],
     project: str | None = None,
     at: datetime | None = None,
+    reading: Callable[[Path], object] | None = None,
 ) -> Signal:
+    """The signal of a file opened or saved, with its symbols (`reading` is told of each
+    other file read for them, as `file_symbols` says)."""
     where = locate(path, project)
     return Signal(
         kind,
         at or datetime.now(UTC),
         where.project,
         where.relative,
-        symbols=file_symbols(path, patterns, where.root),
+        symbols=file_symbols(path, patterns, where.root, reading),
     )
 
 

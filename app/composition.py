@@ -270,8 +270,7 @@ class Engram:
         return load_times(self.store.database.connection(), memory_ids)
 
     def contradiction_alerts(self, prediction: Prediction) -> list[str]:
-        """Tier-1 warnings: unresolved contradictions of the predicted memories (or else
-        of the project)."""
+        """Tier-1 warnings: unresolved contradictions of the predicted memories."""
         # The cue module's regexes load when a context is first assembled.
         from services.knowledge.contradictions import alerts
 

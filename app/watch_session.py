@@ -99,7 +99,9 @@ class WatchSession:
                 else SignalKind.FILE_OPENED
             )
             watcher.reading(burst.file.path)
-            signal = file_signal(kind, burst.file.path, self.patterns, at=now)
+            signal = file_signal(
+                kind, burst.file.path, self.patterns, at=now, reading=watcher.reading
+            )
             self._predict(signal, {"path": signal.path}, locate(burst.file.path).root)
 
     def _predict(self, signal: Signal, what: dict[str, Any], root: Path) -> None:

@@ -182,6 +182,30 @@ class CliState:
         """`project` when memories belong to it (or nothing is stored yet); else a
         clear error naming the projects there are, so a misspelt `-p` is not
         answered with "no memories found"."""
+        unknown = self._unknown_project(project)
+        if unknown is None:
+            return project
+        from services.errors import UserInputError
+
+        near, known = unknown
+        hint = f" (did you mean {near!r}?)" if near else ""
+        shown_names = ", ".join(known[:20]) + (
+            f", … {len(known) - 20} more" if len(known) > 20 else ""
+        )
+        raise UserInputError(f"no project {project!r}{hint}; known: {shown_names}")
+
+    def new_project_note(self, project: str | None) -> str | None:
+        """What to say when a memory is about to start project `project` while a known
+        project is spelt almost the same (it is stored either way: a new project is
+        allowed, a typo is likelier)."""
+        unknown = self._unknown_project(project)
+        if unknown is None or unknown[0] is None:
+            return None
+        return f"note: {project!r} is a new project (did you mean {unknown[0]!r}?)"
+
+    def _unknown_project(self, project: str | None) -> tuple[str | None, list[str]] | None:
+        """(the closest known name or None, the known names) when no memory belongs to
+        `project` but others are stored; None when it is known, None or the first."""
         if project is None:
             return None
         from services.filters import MemoryFilter
@@ -189,20 +213,14 @@ class CliState:
 
         engram = self.engram()
         if engram.store.count(MemoryFilter(project=project)):  # the usual case: one count
-            return project
+            return None
         known = sorted(name for name in memories_by("project") if name != "None")
         if not known or project in known:  # e.g. only archived memories there
-            return project
+            return None
         from difflib import get_close_matches
 
-        from services.errors import UserInputError
-
         near = get_close_matches(project, known, n=1, cutoff=0.6)
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
-        shown_names = ", ".join(known[:20]) + (
-            f", … {len(known) - 20} more" if len(known) > 20 else ""
-        )
-        raise UserInputError(f"no project {project!r}{hint}; known: {shown_names}")
+        return (near[0] if near else None), known
 
     def close(self) -> None:
         if self._engram is not None and not self._resident:

@@ -190,6 +190,8 @@ def add(
         from app.activity import project_here
 
         project = project_here()
+    elif note := state.new_project_note(project):
+        err(note)
     redacted: Counter[str] = Counter()
     memory = engram.service.add(
         {k: v for k, v in data.items() if v is not None},
@@ -201,6 +203,9 @@ def add(
     superseded = _declare(engram, memory.id, replaces)
     state.embed_waiting()
     candidates = [] if replaces or no_check else _may_replace(engram, memory)
+    asking = not as_json and stdin_is_terminal() and stdout_is_terminal() and content != "-"
+    if not asking:  # open proposals: search ranks by them until someone decides
+        _propose(engram, memory, candidates)
     if as_json:
         emit_json(
             {
@@ -213,7 +218,6 @@ def add(
         return
     say(f"stored {memory.id}: {memory.title}")
     _say_replaced(superseded, memory.id)
-    asking = stdin_is_terminal() and stdout_is_terminal() and content != "-"
     confirmed = []
     for candidate in candidates:
         old = candidate.memory
@@ -225,7 +229,11 @@ def add(
             confirmed.append(old.id)
     _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
     if candidates and not asking:
-        say(f"  (if it does: engram edit {memory.id} --supersedes ID)")
+        say(
+            "  (open proposals until you decide: search ranks the new memory first; "
+            f"`engram edit {memory.id} --supersedes ID` if it replaces, "
+            "`engram contradictions resolve` if not)"
+        )
 
 
 def _say_redacted(redacted: Counter[str]) -> dict[str, Any]:
@@ -248,6 +256,18 @@ def _may_replace(engram: Any, memory: Any) -> list[Any]:
     except EngramError as error:
         err(f"could not look for memories it may replace: {error}")
         return []
+
+
+def _propose(engram: Any, memory: Any, candidates: list[Any]) -> None:
+    """Keep what the new memory may replace as open proposals (never fails the add)."""
+    if not candidates:
+        return
+    from services.knowledge.supersession import propose
+
+    try:
+        propose(engram.store, memory, candidates)
+    except EngramError as error:
+        err(f"could not record what it may replace: {error}")
 
 
 def _say_replaced(replaced: list[Any], winner: str, indent: str = "  ") -> None:
@@ -476,7 +496,7 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
     if as_json:
         emit_json({"deleted": deleted})
     else:
-        say(f"deleted {len(deleted)} memories")
+        say(f"deleted {len(deleted)} {'memory' if len(deleted) == 1 else 'memories'}")
 
 
 @cli.command()

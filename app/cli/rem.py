@@ -15,6 +15,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     say,
+    stdin_is_terminal,
 )
 
 
@@ -182,12 +183,33 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
                 mark = " (recommended)" if option.name == finding.recommended else ""
                 say(f"  {option.name}{mark}: {option.action}")
             names = [o.name for o in finding.options]
+            # Enter takes the recommendation at a terminal; read from a pipe, a blank line
+            # is no decision (skip), so piped input never applies a change by default.
+            default = finding.recommended if stdin_is_terminal() else _no_decision(names)
             try:
                 choice = click.prompt(
-                    "choose", type=click.Choice(names), default=finding.recommended
+                    f"choose ({', '.join(names)}; a unique start will do)",
+                    default=default,
+                    value_proc=lambda text, names=names: _option_named(text, names),
                 )
             except click.Abort:  # Ctrl-D / Ctrl-C: stop here; what was answered stays
                 say(f"\nstopped; {len(pending) - number + 1} findings still wait")
                 return
         changed = answer(context.service, findings, finding, choice)
         say(f"{finding.id}: {choice}" + (" (applied)" if changed else ""))
+
+
+def _no_decision(names: list[str]) -> str | None:
+    """The option that changes nothing, when there is one (else a blank line re-asks)."""
+    return "skip" if "skip" in names else None
+
+
+def _option_named(text: str, names: list[str]) -> str:
+    """The option `text` names: in full, or by a start only it has ("s" for skip)."""
+    wanted = text.strip().lower()
+    if wanted in names:
+        return wanted
+    matches = [name for name in names if name.startswith(wanted)] if wanted else []
+    if len(matches) == 1:
+        return matches[0]
+    raise click.BadParameter(f"{text!r} is not one of {', '.join(names)}")

@@ -226,6 +226,8 @@ class ContextAssembler:
 
         while True:
             body = "\n\n".join(t.text for t in tiers if t.text)
+            if body and not any(t.placed for t in tiers[:3]):  # only the index is left
+                body = _empty_note(prediction, tiers, budget) + "\n\n" + body
             version = words.sha256_hex(
                 json.dumps([prediction.project, body], ensure_ascii=False), 12
             )
@@ -413,7 +415,8 @@ def _empty_note(prediction: Prediction, tiers: Sequence[TierResult], budget: int
     left_out = len({memory_id for tier in tiers for memory_id in tier.left_out})
     if left_out or prediction.critical or prediction.relevant or prediction.background:
         count = left_out or len(prediction.critical) + len(prediction.relevant)
-        return f"(nothing fits in {budget} tokens; {count} memories left out: raise the budget)"
+        noun = "memory" if count == 1 else "memories"
+        return f"(nothing fits in {budget} tokens; {count} {noun} left out: raise the budget)"
     where = f" for {prediction.project}" if prediction.project else ""
     return f"(no memories{where} match this activity yet)"
 

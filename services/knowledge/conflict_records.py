@@ -371,10 +371,12 @@ def open_findings(store: MemoryStore, project: str | None = None) -> list[Findin
 def alerts(
     store: MemoryStore, project: str | None, memory_ids: Iterable[str] = (), limit: int = 3
 ) -> list[str]:
-    """Tier-1 warnings: unresolved contradictions involving `memory_ids` first, then
-    others of `project` (none without a project); one line each. An open replacement
-    (`supersedes`, with its holder) needs none: the context shows the holder in place
-    of the memory it replaces, so the two are never side by side."""
+    """Tier-1 warnings: unresolved contradictions involving `memory_ids` (the memories
+    the context holds), newest first; one line each. A disagreement between two other
+    notes of the project is not this context's business: its ⚠ line would sit above
+    memories it says nothing about. An open replacement (`supersedes`, with its holder)
+    needs none: the context shows the holder in place of the memory it replaces, so the
+    two are never side by side. `project` is kept for callers; it no longer widens."""
     ids = set(memory_ids)
     records = [
         record
@@ -391,9 +393,9 @@ def alerts(
         and r.b in memories
         and not memories[r.a].superseded_by
         and not memories[r.b].superseded_by
-        and (r.a in ids or r.b in ids or (project is not None and memories[r.a].project == project))
+        and (r.a in ids or r.b in ids)
     ]
-    live.sort(key=lambda r: (not (r.a in ids or r.b in ids), -r.id))
+    live.sort(key=lambda r: -r.id)
     lines = []
     for record in live[:limit]:
         a, b = memories[record.a], memories[record.b]

@@ -7,6 +7,7 @@ modes)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -33,6 +34,7 @@ from services.vectors.index import VectorIndex
 # Two later notes that replace one earlier note ("the floor is 3.9 now", then "3.9 is no
 # longer supported; 3.10") are steps of one change when written at least a day apart.
 CHAIN_STEP_S = 20 * 3600
+ADDED = "when added"  # how a proposal recorded by `propose` says it was found
 
 
 def replaced_by(
@@ -248,6 +250,35 @@ def likely_replaced(
             kind = kind_of(old_text, new_text, pair)
             found.append(ReplaceCandidate(other, score, kind, why(old_text, new_text, cues)))
     return sorted(found, key=lambda c: -c.score)
+
+
+def propose(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCandidate]) -> int:
+    """Record `candidates` (found when `memory` was added, not confirmed) as open
+    proposals, as the idle cycle records what it finds: search ranks `memory` above a
+    memory it may replace and marks that one "may be outdated" until the user or the
+    review says, and the review lists each. A memory it may contradict gets no holder:
+    which of two notes that merely disagree is right is for the user to say. A pair
+    already decided is left as it was. Returns how many were recorded."""
+    now = now_iso()
+    recorded = 0
+    with store.writing():
+        for candidate in candidates:
+            earlier, later = contradictions.ordered(candidate.memory, memory)
+            existing = table.row_for_pair(store, earlier.id, later.id)
+            if existing is not None and record_of(existing).resolved:
+                continue
+            holder = memory.id if candidate.kind == "supersedes" else None
+            evidence = {
+                "score": round(candidate.score, 3),
+                "reason": candidate.reason,
+                "judged": ADDED,
+                "hash": contradictions.pair_hash(earlier, later),
+            }
+            table.record_flag(
+                store, earlier.id, later.id, candidate.kind, holder, now, json.dumps(evidence)
+            )
+            recorded += 1
+    return recorded
 
 
 def _text_of(memory: Memory) -> str:

@@ -248,7 +248,7 @@ def test_delete(engram_cli: EngramCli) -> None:
     vectors = VectorIndex(path=engram_cli.data_dir / "chroma")
     assert vectors.count(MODEL_ID) == 1
     plain = engram_cli.ok("delete", "-y", keep).stdout
-    assert "deleted 1 memories" in plain
+    assert "deleted 1 memory" in plain
     assert engram_cli.all_ids() == set()
 
 
@@ -328,6 +328,13 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     assert "3.8 → 3.9" in candidate["reason"]
     assert 0.0 < candidate["score"] <= 1.0
     assert engram_cli.json("show", old)["superseded_by"] is None  # nothing applied
+    # ... but kept as an open proposal: search ranks the new one first, the old one marked.
+    (proposal,) = engram_cli.json("contradictions", "list")["contradictions"]
+    assert (proposal["a"], proposal["b"], proposal["holder"]) == (old, new["id"], new["id"])
+    found = engram_cli.json("search", "python floor 3.8", "-p", "httpx")["results"]
+    ranked = [r["id"] for r in found]
+    assert ranked.index(new["id"]) < ranked.index(old)
+    assert next(r for r in found if r["id"] == old)["outdated_by"] == new["id"]
     shown = engram_cli.ok("add", "3.8 is gone, 3.9 is the floor now.", "-p", "httpx").stdout
     assert f"this may replace {old}" in shown
     assert "--supersedes ID" in shown  # no terminal: the command to confirm it, no prompt
@@ -404,3 +411,12 @@ def test_list_keeps_one_line_per_memory_at_80_columns(engram_cli: EngramCli) -> 
     assert len(row) <= 80 and row.rstrip().endswith("…")
     assert "Refund webhooks are retried" in row
     assert "project" not in lines[0]  # one project listed: no column for it
+
+
+def test_add_to_a_misspelt_project_stores_it_and_says_so(engram_cli: Any) -> None:
+    engram_cli.add("Money is kept in cents.", "-p", "repo")
+    typo = engram_cli.ok("add", "Refunds go through issue_refund.", "-p", "rpeo", "--no-check")
+    assert "'rpeo' is a new project (did you mean 'repo'?)" in typo.stderr
+    assert len(engram_cli.all_ids()) == 2  # stored all the same: a new project is allowed
+    other = engram_cli.ok("add", "Deploys run from CI.", "-p", "infra", "--no-check")
+    assert "new project" not in other.stderr  # nothing close: no note

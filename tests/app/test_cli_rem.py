@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import time
 
+import click
+import pytest
+
+import app.cli.rem
 from tests.app.conftest import EngramCli
 
 
@@ -49,11 +53,30 @@ def test_run_json_contract_and_review(engram_cli: EngramCli) -> None:
     assert engram_cli.json("rem", "report")["pending"] == []
 
 
-def test_interactive_review_takes_the_recommended_default(engram_cli: EngramCli) -> None:
+def test_interactive_review_takes_the_recommended_default(
+    engram_cli: EngramCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app.cli.rem, "stdin_is_terminal", lambda: True)
     seed(engram_cli)
     engram_cli.ok("rem", "run", "--op", "duplicates")
     result = engram_cli.ok("rem", "review", input="\n")
     assert "merge (recommended)" in result.stdout and "(applied)" in result.stdout
+
+
+def test_piped_review_applies_only_what_is_named(engram_cli: EngramCli) -> None:
+    """Read from a pipe, a blank line is no decision (skip), never the recommendation;
+    an option can be named by a start only it has."""
+    seed(engram_cli)
+    engram_cli.ok("rem", "run", "--op", "duplicates")
+    blank = engram_cli.ok("rem", "review", input="\n")
+    assert "(applied)" not in blank.stdout and ": skip" in blank.stdout
+    assert not any(engram_cli.json("show", m).get("superseded_by") for m in ("d1", "d2"))
+    names = ["merge", "keep_both", "skip"]
+    assert app.cli.rem._option_named("me", names) == "merge"
+    assert app.cli.rem._option_named(" Skip ", names) == "skip"
+    for unclear in ("", "x", "mergex"):
+        with pytest.raises(click.BadParameter):
+            app.cli.rem._option_named(unclear, names)
 
 
 def test_auto_applies_and_unknown_op_is_refused(engram_cli: EngramCli) -> None:
@@ -108,6 +131,6 @@ def test_review_stops_cleanly_at_end_of_input(engram_cli: EngramCli) -> None:
     engram_cli.add("Money is kept in cents.", "--project", "shop", "--id", "c1")
     engram_cli.add("Money is kept in cents.", "--project", "shop", "--id", "c2")
     engram_cli.ok("rem", "run", "--op", "duplicates")
-    result = engram_cli.ok("rem", "review", input="\n")  # answers one, then end of input
+    result = engram_cli.ok("rem", "review", input="merge\n")  # answers one, then end of input
     assert "(applied)" in result.stdout and "stopped; 1 findings still wait" in result.stdout
     assert len(engram_cli.json("rem", "report")["pending"]) == 1

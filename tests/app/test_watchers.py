@@ -252,6 +252,21 @@ def test_opening_and_saving_a_file_predict_its_memories(
     assert set(saved["titles"]) == set(saved["tier1"]) | set(saved["tier2"])
 
 
+def test_the_manifests_engram_reads_for_a_file_are_not_activity(
+    repo: Path, watching: Watching
+) -> None:
+    """A save makes Engram read the manifest that governs the file (its runtime floor);
+    that open is Engram's, not the user's, and must not move the activity there."""
+    (repo / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.10"\n')
+    _, reports = watching.start(repo)
+    after = reports.mark()
+    (repo / BILLING).write_text(BILLING_SOURCE + "\n# reviewed\n", encoding="utf-8")
+    reports.wait_for(lambda line: line.get("path") == BILLING, after)
+    time.sleep(0.5)  # ten debounce windows: the manifest's open would have been reported
+    watching.sentinel(repo, reports)  # and everything before this is handled
+    assert not [line for line in reports.snapshot() if line.get("path") == "pyproject.toml"]
+
+
 def test_an_atomic_save_is_a_save_of_the_target(repo: Path, watching: Watching) -> None:
     _, reports = watching.start(repo)
     temporary = repo / "src" / "ledgerly" / "billing.py.part"

@@ -298,3 +298,16 @@ def test_a_workflow_is_shortened_as_a_whole_never_cut_mid_step() -> None:
     line = render_memory(workflow, Level.SUMMARY)
     assert line.count(" → ") == len(steps) - 1
     assert "Let publish.yml upload to PyPI" in line
+
+
+def test_a_block_left_with_only_its_index_says_nothing_fits() -> None:
+    """At the smallest budget the "Ask me about" line can fit where no memory does; the
+    block must still say that memories were left out, not look like all there is."""
+    memory = make_memory("Refunds are idempotent, keyed on the order id. " * 30, type="decision")
+    prediction = Prediction(
+        "shop", datetime(2026, 3, 10, tzinfo=UTC), ActivityKind.GENERAL,
+        [Candidate(memory, 1.0, [])], [], [], ["lint"],
+    )  # fmt: skip
+    block = ContextAssembler(MIN_BUDGET).assemble(prediction).markdown
+    assert "Ask me about: lint." in block
+    assert f"nothing fits in {MIN_BUDGET} tokens; 1 memory left out" in block

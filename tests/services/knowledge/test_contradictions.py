@@ -367,6 +367,9 @@ def test_unresolved_contradictions_are_tier_1_warnings_within_budget(context: Re
     assert len(lines) == 1 and lines[0].startswith("⚠ old says") and "unresolved" in lines[0]
     assert contradictions.alerts(store, None, []) == []  # no project, no memory: none
     assert contradictions.alerts(store, "other", []) == []
+    # Two other notes of the project that disagree say nothing about this context.
+    add(context, "unrelated", "Invoices are exported as CSV.", 10)
+    assert contradictions.alerts(store, "p", ["unrelated"]) == []
     memory = store.get("new")
     prediction = Prediction(
         "p", datetime(2026, 3, 10, tzinfo=UTC), ActivityKind.GENERAL,
