@@ -157,6 +157,7 @@ def report(state: CliState, as_json: bool) -> None:
 @handle_errors
 def review(state: CliState, answers: tuple[str, ...]) -> None:
     """Go through waiting findings one at a time and choose an option for each."""
+    from services.errors import UserInputError
     from services.rem.actions import answer
     from services.storage.findings import FindingStore
 
@@ -195,7 +196,11 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
             except click.Abort:  # Ctrl-D / Ctrl-C: stop here; what was answered stays
                 say(f"\nstopped; {len(pending) - number + 1} findings still wait")
                 return
-        changed = answer(context.service, findings, finding, choice)
+        try:
+            changed = answer(context.service, findings, finding, choice)
+        except UserInputError as error:  # out of date: say so and go on with the rest
+            err(str(error))
+            continue
         say(f"{finding.id}: {choice}" + (" (applied)" if changed else ""))
 
 

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 # Options that record the answer and change no memory, whatever the operation.
 RECORDED_ONLY = frozenset({"keep_both", "keep", "dismiss", "reject"})
+# Operations whose findings act on what their memories say (a summary, a merge, a
+# resolution, a fact): out of date once one of those memories no longer holds. Retention
+# findings are about retiring memories, superseded ones among them.
+BUILDS_ON_THE_MEMORIES = frozenset({"clusters", "duplicates", "contradictions", "facts"})
 
 
 def answer(service: MemoryService, findings: FindingStore, finding: Finding, option: str) -> bool:
@@ -28,6 +32,15 @@ def answer(service: MemoryService, findings: FindingStore, finding: Finding, opt
         raise UserInputError(f"finding {finding.id} was already answered ({finding.answer})")
     if option == "skip":
         return False
+    if option not in RECORDED_ONLY and finding.op in BUILDS_ON_THE_MEMORIES:
+        gone = _out_of_date(service, finding)
+        if gone:
+            with service.store.writing():
+                findings.mark_answered(finding, option, applied=False)
+            raise UserInputError(
+                f"finding {finding.id} is out of date: {gone}; nothing was changed and it is "
+                "dismissed (the next `engram rem run` looks again)"
+            )
     with service.store.writing():
         changed = _apply(service, finding, option)
         findings.mark_answered(finding, option, applied=changed)
@@ -41,3 +54,17 @@ def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
     if apply is None:
         raise no_action(finding, option)
     return apply(service, finding, option)
+
+
+def _out_of_date(service: MemoryService, finding: Finding) -> str | None:
+    """Why acting on `finding` now would act on what no longer holds: one of its
+    memories was deleted or replaced since it was proposed (a summary of three timeout
+    notes accepted after two were superseded would bring them back as current)."""
+    found = service.store.get_many(finding.memory_ids)
+    for memory_id in finding.memory_ids:
+        memory = found.get(memory_id)
+        if memory is None:
+            return f"{memory_id} was deleted"
+        if memory.superseded_by:
+            return f"{memory_id} no longer holds (replaced by {memory.superseded_by})"
+    return None

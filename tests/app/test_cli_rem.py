@@ -134,3 +134,20 @@ def test_review_stops_cleanly_at_end_of_input(engram_cli: EngramCli) -> None:
     result = engram_cli.ok("rem", "review", input="merge\n")  # answers one, then end of input
     assert "(applied)" in result.stdout and "stopped; 1 findings still wait" in result.stdout
     assert len(engram_cli.json("rem", "report")["pending"]) == 1
+
+
+def test_a_finding_whose_memories_changed_since_is_dismissed_not_applied(
+    engram_cli: EngramCli,
+) -> None:
+    """A merge proposed before one of the two notes was replaced would bring the replaced
+    text back as current; answering it says so and changes nothing."""
+    seed(engram_cli)
+    run = engram_cli.json("rem", "run", "--op", "duplicates")
+    finding_id = run["operations"][0]["findings"][0]["id"]
+    newer = engram_cli.add("Money is kept in integer cents, never floats.", "--project", "shop")
+    engram_cli.ok("edit", newer, "--supersedes", "d1")
+    result = engram_cli("rem", "review", "--answer", f"{finding_id}=merge")
+    assert "out of date: d1 no longer holds (replaced by" in result.stderr
+    assert "(applied)" not in result.stdout
+    assert engram_cli.json("show", "d2").get("superseded_by") is None  # nothing merged
+    assert engram_cli.json("rem", "report")["pending"] == []  # dismissed, not left waiting
