@@ -162,9 +162,10 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
             raw = next(g for g in match.groups() if g is not None)
             add(match.start(), match.end(), attribute, _fmt(_number(raw)))
         if len(found) == before and words.search(sentence):
-            # "The retry count went from 4 to 3", "was tuned to 1000 (it was 50)".
+            # "The retry count went from 4 to 3", "was tuned to 1000 (it was 50)"; a
+            # count is whole, so ">=0.27 … the transport retries" names a version.
             for match in BARE.finditer(sentence):
-                if not _inside(match.start(), taken):
+                if not _inside(match.start(), taken) and "." not in match.group(1):
                     add(match.start(), match.end(), attribute, _fmt(_number(match.group(1))))
     for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")

@@ -118,12 +118,23 @@ def extract_by_rules(memory: Memory) -> Fact | None:
         key = normal_key(statement.attribute)
         if statement.old or not statement.value or not key or key in _VAGUE_ATTRIBUTES:
             continue
+        if _one_of_a_list(memory.content, statement.value):
+            continue  # "CI tests Python 3.10, 3.11 and 3.12": a matrix, not one value
         value = with_unit(statement.attribute, statement.value)
         scope = _default_scope(memory, key, statement.value)
         return Fact(memory.id, key, value, scope, RULE_CONFIDENCE["statement"], "rule")
     return None
 
 
+def _one_of_a_list(text: str, value: str) -> bool:
+    """Whether `value` is written as one item of a list of values ("3.10, 3.11 and
+    3.12", "18/20/22")."""
+    item = rf"v?{re.escape(value)}(?![\w.])"
+    listed = rf"(?:{item}{_LIST_SEPARATOR}v?\d|v?\d[\d.]*{_LIST_SEPARATOR}{item})"
+    return re.search(listed, text, re.IGNORECASE) is not None
+
+
+_LIST_SEPARATOR = r"\s*(?:,|/|\band\b|\bor\b)\s*"
 # A number next to a time word without a known attribute ("the core of k8s") says
 # nothing a fact could hold.
 _VAGUE_ATTRIBUTES = frozenset({"duration"})

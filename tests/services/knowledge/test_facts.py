@@ -122,3 +122,22 @@ def test_a_route_is_not_the_scope_of_a_fact() -> None:
     fact = extract_by_rules(memory)
     assert fact is not None and fact.key == "browser_storage"
     assert fact.scope and not fact.scope.startswith("/")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "httpx is pinned >=0.27 because earlier versions lack the transport retries we need.",
+        "CI tests Python 3.10, 3.11 and 3.12 on every push.",
+        "The matrix runs Node 18/20/22.",
+    ],
+)
+def test_a_version_or_a_matrix_is_no_fact(content: str) -> None:
+    """A version near a count word is not the count ("retries = 0.27"), and one item of
+    a list of versions is not the runtime ("runtime_python = 3.10")."""
+    assert extract_by_rules(make_memory(content, type="decision")) is None
+
+
+def test_one_runtime_version_is_still_a_fact() -> None:
+    fact = extract_by_rules(make_memory("We require Python 3.10 now.", type="constraint"))
+    assert fact is not None and (fact.key, fact.value) == ("runtime_python", "3.10")
