@@ -145,14 +145,34 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         skipped: list[str] = []
         with self.writing():
             for memory in memories:
+                kept: tuple[str | None, str | None] | None = None
                 if memory.id in existing:
                     if skip_existing:
                         skipped.append(memory.id)
                         continue
+                    kept = self._vectors_still_valid(memory)
                     self._delete_rows(memory.id)
                 self._insert(memory)
+                if kept is not None:  # the same text in the same project: same vectors
+                    MemoryRow.update(embedded_model=kept[0], staged_model=kept[1]).where(
+                        MemoryRow.id == memory.id
+                    ).execute()
                 stored.append(memory)
         return stored, skipped
+
+    def _vectors_still_valid(self, memory: Memory) -> tuple[str | None, str | None] | None:
+        """(embedded, staged model) of the stored row `memory` replaces, when its vectors
+        still fit `memory` (the same text in the same project: re-importing an export
+        needs no re-embedding); else None."""
+        row = MemoryRow.get_or_none(MemoryRow.id == memory.id)
+        if row is None:
+            return None
+        current = row_to_memory(row)
+        if current.project != memory.project or any(
+            getattr(current, name) != getattr(memory, name) for name in _TEXT_FIELDS
+        ):
+            return None
+        return row.embedded_model, row.staged_model
 
     def update(self, memory_id: str, changes: dict[str, Any]) -> Memory:
         """Apply validated field changes; text changes re-chunk and re-queue embedding."""

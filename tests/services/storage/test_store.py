@@ -634,3 +634,22 @@ def test_two_stores_in_one_process_each_read_and_write_their_own_file(tmp_path: 
     assert [m.id for m in second.query(MemoryFilter())] == ["second-1"]
     with pytest.raises(NotFoundError):
         second.get("first-2")
+
+
+def test_replacing_a_memory_with_the_same_text_keeps_its_vectors(store: MemoryStore) -> None:
+    """Re-importing an export (`import --replace`) must not send every memory back to
+    the embedder; a changed text or a move to another project must."""
+    same = make_memory("Refunds over 100 need approval.", id="same", project="shop")
+    edited = make_memory("Invoices are exported as CSV.", id="edited", project="shop")
+    moved = make_memory("Deploys run on Tuesdays.", id="moved", project="shop")
+    store.add_many([same, edited, moved])
+    store.mark_embedded(["same", "edited", "moved"], "minilm")
+    store.add_many(
+        [
+            same,
+            make_memory("Invoices are exported as JSON.", id="edited", project="shop"),
+            make_memory("Deploys run on Tuesdays.", id="moved", project="infra"),
+        ],
+        replace=True,
+    )
+    assert store.embedded_ids("minilm") == {"same"}
