@@ -322,7 +322,9 @@ def list_(
 
     say(line(columns, "title"))
     for row, memory in zip(rows, memories, strict=True):
-        say(line(row, memory.title))
+        # Deep and exhaustive listings hold history too: say which no longer holds.
+        replaced = f"[replaced by {memory.superseded_by}] " if memory.superseded_by else ""
+        say(line(row, replaced + memory.title))
     say(f"{len(memories)} of {engram.store.count(flt)} memories")
 
 

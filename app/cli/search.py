@@ -44,6 +44,7 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
         "title": memory.title,
         "created_at": memory.created_at,
         "outdated_by": result.outdated_by,
+        "superseded_by": memory.superseded_by,
         "follows": result.follows,
         "breakdown": {
             "dense": round(breakdown.dense, 6),
@@ -230,7 +231,9 @@ def search(
         else:
             out.print(meta)
             out.print(f"      = {why}")
-        if result.outdated_by:
+        if memory.superseded_by:  # deep and exhaustive searches find history too
+            out.print(f"    [yellow]no longer holds: replaced by {memory.superseded_by}[/yellow]")
+        elif result.outdated_by:
             out.print(
                 f"    [yellow]may be outdated — see {result.outdated_by}[/yellow] "
                 f"(`engram contradictions list`)"

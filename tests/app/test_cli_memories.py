@@ -420,3 +420,14 @@ def test_add_to_a_misspelt_project_stores_it_and_says_so(engram_cli: Any) -> Non
     assert len(engram_cli.all_ids()) == 2  # stored all the same: a new project is allowed
     other = engram_cli.ok("add", "Deploys run from CI.", "-p", "infra", "--no-check")
     assert "new project" not in other.stderr  # nothing close: no note
+
+
+def test_deep_listings_say_which_memories_no_longer_hold(engram_cli: Any) -> None:
+    old = engram_cli.add("We support Python 3.8 and up.", "-p", "httpx", "--no-check")
+    new = engram_cli.add("The floor is 3.9 now.", "-p", "httpx", "--supersedes", old)
+    listed = engram_cli.ok("list", "--mode", "deep").stdout
+    assert f"[replaced by {new}] We support Python" in listed
+    found = engram_cli.ok("search", "python 3.8 support", "--mode", "deep").stdout
+    assert f"no longer holds: replaced by {new}" in found
+    hits = engram_cli.json("search", "python 3.8 support", "--mode", "deep")["results"]
+    assert {r["id"]: r["superseded_by"] for r in hits}[old] == new
