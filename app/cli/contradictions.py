@@ -30,7 +30,11 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
     )
     from services.knowledge.cues import describe_conflict
 
-    holds = f", {record.holder} holds" if record.holder else ""
+    if record.resolved:  # what the answer says, not what was guessed before it
+        winner = {"a_wins": record.a, "b_wins": record.b}.get(record.resolution or "")
+        holds = f", {winner} holds" if winner else ""
+    else:
+        holds = f", {record.holder} holds" if record.holder else ""
     conflicts = record.evidence.get("cues", {}).get("conflicts", [])
     about = f" — {describe_conflict(conflicts[0])}" if conflicts else ""
     return (

@@ -258,15 +258,15 @@ def propose(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCand
     memory it may replace and marks that one "may be outdated" until the user or the
     review says, and the review lists each. A memory it may contradict gets no holder:
     which of two notes that merely disagree is right is for the user to say. A pair
-    already decided is left as it was. Returns how many were recorded."""
+    already recorded (judged as the memory was embedded, or decided) is left as it was.
+    Returns how many were recorded."""
     now = now_iso()
     recorded = 0
     with store.writing():
         for candidate in candidates:
             earlier, later = contradictions.ordered(candidate.memory, memory)
-            existing = table.row_for_pair(store, earlier.id, later.id)
-            if existing is not None and record_of(existing).resolved:
-                continue
+            if table.row_for_pair(store, earlier.id, later.id) is not None:
+                continue  # already judged (the cues' reading says more) or decided
             holder = memory.id if candidate.kind == "supersedes" else None
             evidence = {
                 "score": round(candidate.score, 3),

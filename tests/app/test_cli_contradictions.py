@@ -60,3 +60,6 @@ def test_review_resolves_a_contradiction(engram_cli: EngramCli) -> None:
     (record,) = engram_cli.json("contradictions", "list", "--all")["contradictions"]
     assert record["resolution"] == "both_valid"
     assert engram_cli.json("show", "old").get("superseded_by") is None
+    text = engram_cli.ok("contradictions", "list", "--all").stdout
+    assert "holds" not in text.splitlines()[0]  # both hold: nobody is named the holder
+    assert "resolved both_valid" in text
