@@ -186,12 +186,20 @@ def add(
     engram = state.engram(embeds=True)
     for replaced in replaces:
         engram.store.get(replaced)  # an unknown id stores nothing
-    if project is None:  # inside a repository: its project, as `engram context` sees it
-        from app.activity import project_here
+    from app.activity import repository_here
 
-        project = project_here()
+    here = repository_here()
+    if project is None:  # inside a repository: its project, as `engram context` sees it
+        project = here.project if here is not None else None
     elif note := state.new_project_note(project):
         err(note)
+    if here is not None and project == here.project:
+        # The repository's files the text names become file_refs: the context for a
+        # file finds memories by them, not by words in their text.
+        from app.file_mentions import files_named_in
+
+        named = files_named_in(f"{title or ''}\n{data['content']}", here.root)
+        data["file_refs"] = list(dict.fromkeys([*data["file_refs"], *named]))
     redacted: Counter[str] = Counter()
     memory = engram.service.add(
         {k: v for k, v in data.items() if v is not None},
