@@ -149,11 +149,13 @@ def scan(
     project: str | None = None,
     neighbours: int = NEIGHBOURS,
     touching: Collection[str] | None = None,
+    scored_cap: int = MAX_SCORED_FLAGS,
 ) -> Scan:
     """Read every current memory (of `project`, or all) and find the candidate pairs:
     nearest neighbours with a cue, and the pairs the cues' index links. With
     `touching`, only pairs with one of those memories (their own nearest neighbours,
-    not the memories they are nearest to). Nothing is written (see `queue`)."""
+    not the memories they are nearest to). At most `scored_cap` pairs only the scorer
+    would flag, a project. Nothing is written (see `queue`)."""
 
     result = Scan(facts=facts_of(store), scanned=True)
     for name, memories in current_by_project(store, project).items():
@@ -209,7 +211,7 @@ def scan(
                     scored.append((likely, (first, second), near, cues))
         # The scorer's guesses are for review: at most MAX_SCORED_FLAGS a project and
         # run, the likeliest first, so notes written from one template cannot flood it.
-        for _, key, near, cues in sorted(scored, key=lambda item: -item[0])[:MAX_SCORED_FLAGS]:
+        for _, key, near, cues in sorted(scored, key=lambda item: -item[0])[:scored_cap]:
             result.pairs[key] = (near, cues.to_dict())
             result.scored.add(key)
     return result

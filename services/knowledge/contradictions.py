@@ -39,6 +39,7 @@ from services.knowledge.conflict_records import (
     LLM_SECONDS,
     LLM_WEIGHT,
     MAX_BUCKET,
+    MAX_SCORED_FLAGS,
     NEAR_SIMILARITY,
     NEIGHBOURS,
     RARE_SHARE,
@@ -62,6 +63,7 @@ from services.knowledge.conflict_records import (
     queue_on_write,
     queued_count,
     reading_of,
+    record_of,
     resolve,
     supersede,
 )
@@ -76,6 +78,7 @@ from services.knowledge.conflict_scan import (
 from services.knowledge.cues import compare
 from services.llm.base import LLM, TimeBudget
 from services.memory import Memory, now_iso
+from services.storage import contradictions as table
 from services.storage.findings import Finding
 from services.storage.memories import MemoryStore
 
@@ -150,8 +153,27 @@ def judge_new(store: MemoryStore, vectors: Any, model_id: str, memories: Sequenc
     scope = next(iter(projects)) if len(projects) == 1 else None
     if not ids or store.count(MemoryFilter(project=scope)) > NEW_SCAN_LIMIT:
         return 0
-    found = scan(store, vectors, model_id, scope, touching=ids)
+    # The scorer's guesses wait for review: a project gets MAX_SCORED_FLAGS of them at
+    # most from embedding (an import in batches would otherwise add that many a batch).
+    room = max(0, MAX_SCORED_FLAGS - _guesses_waiting(store, scope))
+    found = scan(store, vectors, model_id, scope, touching=ids, scored_cap=room)
     queue_scan(store, found)
     waiting = [pair for pair in pending(store) if pair[0] in ids or pair[1] in ids]
     verdicts = judge_pending(store, Judge(None), found, pairs=waiting, leave_for_model=True)
     return sum(v.flagged for v in verdicts)
+
+
+def _guesses_waiting(store: MemoryStore, project: str | None) -> int:
+    """Open conflicts of `project` (of every project when None) that only the fitted
+    scorer flagged (no cue reached the bar): the guesses waiting for review."""
+    found = [record_of(row) for row in table.rows(store)]
+    guesses = [r for r in found if r.evidence.get("scorer") is not None and _cue_score(r) < FLAG_AT]
+    if project is None or not guesses:
+        return len(guesses)
+    memories = store.get_many({r.a for r in guesses})
+    return sum(1 for r in guesses if r.a in memories and memories[r.a].project == project)
+
+
+def _cue_score(record: Contradiction) -> float:
+    score = record.evidence.get("cue_score")
+    return float(score) if isinstance(score, int | float) else 0.0

@@ -5,6 +5,7 @@ deep/exhaustive, and tier-1 warnings in assembled context."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from services.knowledge.contradictions import Judge, parse_verdict, reading_of
 from services.llm.base import LLMUnavailable, TimeBudget
 from services.rem.actions import answer
 from services.rem.cycle import RemContext, run_operations
+from services.storage import contradictions as table
 from services.storage.findings import FindingStore, Status
 from services.types import RetrievalMode
 from tests.fakes import ScriptedLLM
@@ -255,6 +257,39 @@ def test_a_pair_a_model_could_tip_waits_for_the_cycle(engram: Engram) -> None:
     assert left == [] and ("old", "new") in contradictions.pending(store)
     judged = contradictions.judge_pending(store, CloseCall(None), pairs=waiting)
     assert [v.flagged for v in judged] == [True] and contradictions.pending(store) == []
+
+
+def test_embedding_adds_scorer_guesses_only_up_to_the_review_cap(
+    engram: Engram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import embedded in batches must not flood the review with the scorer's guesses
+    (template twins): a project gets MAX_SCORED_FLAGS of them waiting at most."""
+    cap = contradictions.MAX_SCORED_FLAGS
+    ids = [f"n{i}" for i in range(cap + 1)]
+    engram.service.import_memories(
+        [make_memory(f"Note {i} about `f{i}`.", id=i_, project="p") for i, i_ in enumerate(ids)],
+        embed=False,
+    )
+    guess = json.dumps({"scorer": 0.95, "cue_score": 0.0})
+    with engram.store.writing():
+        for first, second in itertools.pairwise(ids):
+            table.record_flag(
+                engram.store, first, second, "contradiction", None, "2026-03-01", guess
+            )
+    seen: list[int] = []
+    real_scan = contradictions.scan
+
+    def scan(*args: Any, scored_cap: int, **kwargs: Any) -> Any:
+        seen.append(scored_cap)
+        return real_scan(*args, scored_cap=scored_cap, **kwargs)
+
+    monkeypatch.setattr(contradictions, "scan", scan)
+    new = [engram.store.get(ids[0])]
+    contradictions.judge_new(engram.store, engram.vectors, engram.embedder.model_id, new)
+    (record,) = [r for r in contradictions.listing(engram.store) if r.a == ids[0]]
+    contradictions.resolve(engram.store, record.id, "both_valid")
+    contradictions.judge_new(engram.store, engram.vectors, engram.embedder.model_id, new)
+    assert seen == [0, 1]  # full, then room for one after one was answered
 
 
 def search_ids(context: RemContext, mode: RetrievalMode) -> set[str]:
