@@ -148,28 +148,35 @@ def judge_new(store: MemoryStore, vectors: Any, model_id: str, memories: Sequenc
     nearest neighbours and the cues' index pairs with them, plus their queued pairs. A
     pair whose cues a model's verdict could tip stays queued for the cycle. Returns how
     many pairs were flagged."""
-    ids = {m.id for m in memories}
-    projects = {m.project for m in memories}
-    scope = next(iter(projects)) if len(projects) == 1 else None
-    if not ids or store.count(MemoryFilter(project=scope)) > NEW_SCAN_LIMIT:
-        return 0
-    # The scorer's guesses wait for review: a project gets MAX_SCORED_FLAGS of them at
-    # most from embedding (an import in batches would otherwise add that many a batch).
-    room = max(0, MAX_SCORED_FLAGS - _guesses_waiting(store, scope))
-    found = scan(store, vectors, model_id, scope, touching=ids, scored_cap=room)
-    queue_scan(store, found)
-    waiting = [pair for pair in pending(store) if pair[0] in ids or pair[1] in ids]
-    verdicts = judge_pending(store, Judge(None), found, pairs=waiting, leave_for_model=True)
-    return sum(v.flagged for v in verdicts)
+    flagged = 0
+    for project in sorted({m.project for m in memories}, key=lambda p: p or ""):
+        ids = {m.id for m in memories if m.project == project}
+        if store.count(MemoryFilter(project=project)) > NEW_SCAN_LIMIT:
+            continue
+        # The scorer's guesses wait for review: a project gets MAX_SCORED_FLAGS of them
+        # from embedding at most (an import in batches would add that many a batch).
+        room = max(0, MAX_SCORED_FLAGS - _guesses_waiting(store, project))
+        found = scan(store, vectors, model_id, project, touching=ids, scored_cap=room)
+        queue_scan(store, found)
+        waiting = [pair for pair in pending(store) if pair[0] in ids or pair[1] in ids]
+        verdicts = judge_pending(store, Judge(None), found, pairs=waiting, leave_for_model=True)
+        flagged += sum(v.flagged for v in verdicts)
+    return flagged
 
 
 def _guesses_waiting(store: MemoryStore, project: str | None) -> int:
-    """Open conflicts of `project` (of every project when None) that only the fitted
-    scorer flagged (no cue reached the bar): the guesses waiting for review."""
-    found = [record_of(row) for row in table.rows(store)]
-    guesses = [r for r in found if r.evidence.get("scorer") is not None and _cue_score(r) < FLAG_AT]
-    if project is None or not guesses:
-        return len(guesses)
+    """Open conflicts of `project` that only the judge's fitted scorer flagged (no cue
+    reached the bar, and no rule of its own: not the embed-time reading of a change, not
+    what `engram add` proposed): the guesses waiting for review."""
+    guesses = [
+        record
+        for record in (record_of(row) for row in table.rows(store))
+        if record.evidence.get("scorer") is not None
+        and "judged" not in record.evidence
+        and _cue_score(record) < FLAG_AT
+    ]
+    if not guesses:
+        return 0
     memories = store.get_many({r.a for r in guesses})
     return sum(1 for r in guesses if r.a in memories and memories[r.a].project == project)
 
