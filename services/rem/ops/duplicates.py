@@ -33,11 +33,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from services.knowledge.claim_polarity import clashing_terms, read_polarity
-from services.knowledge.conflict_records import record_of
+from services.knowledge.conflict_records import FLAG_AT, record_of
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,
@@ -215,13 +216,23 @@ def find_duplicates(
 
 
 def _judged_conflicts(store: MemoryStore, memory_ids: Iterable[str]) -> set[tuple[str, str]]:
-    """Open conflicts among `memory_ids` that the contradictions operation recorded."""
+    """Open conflicts among `memory_ids` that the contradictions operation recorded on
+    a reading of the wording (its cues). A flag of its fitted scorer alone is a guess
+    for review, as a duplicate proposal is: it does not keep the pair from being one
+    (twin notes about one thing are what the scorer takes for a change most often)."""
     records = map(record_of, recorded_conflicts.open_rows_about(store, memory_ids))
     return {
         (min(r.a, r.b), max(r.a, r.b))
         for r in records
-        if r.evidence.get("judged") != WRITTEN_WITHOUT_REVIEW
+        if r.evidence.get("judged") != WRITTEN_WITHOUT_REVIEW and not _scorer_guess(r.evidence)
     }
+
+
+def _scorer_guess(evidence: dict[str, Any]) -> bool:
+    cue_score = evidence.get("cue_score")
+    return evidence.get("scorer") is not None and (
+        not isinstance(cue_score, int | float) or cue_score < FLAG_AT
+    )
 
 
 def scored_pairs(

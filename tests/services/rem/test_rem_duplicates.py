@@ -195,13 +195,14 @@ def test_a_pair_the_contradictions_operation_judged_is_not_proposed_as_a_duplica
     context: RemContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The review would otherwise offer to merge what it already says replaces. A
-    replacement recorded when a memory was written (without review) does not count."""
+    replacement recorded when a memory was written (without review) does not count,
+    nor does a flag of the fitted scorer alone (a guess, as a duplicate proposal is)."""
     from services.knowledge.current_truth import SOURCE
     from services.storage import contradictions as table
 
-    for memory_id in "abcdef":
+    for memory_id in "abcdefgh":
         add(context, memory_id, f"Note {memory_id} about the yaml library.", type="dependency")
-    similar = [("a", "b", 0.95), ("c", "d", 0.95), ("e", "f", 0.95)]
+    similar = [("a", "b", 0.95), ("c", "d", 0.95), ("e", "f", 0.95), ("g", "h", 0.95)]
     monkeypatch.setattr(duplicates, "similar_pairs", lambda memories, found, bar: similar)
     monkeypatch.setattr(duplicates, "same_fact", lambda a, b: True)
     monkeypatch.setattr(duplicates, "scored_pairs", lambda memories, found, reader: [])
@@ -211,8 +212,10 @@ def test_a_pair_the_contradictions_operation_judged_is_not_proposed_as_a_duplica
     with store.writing():
         table.record_flag(store, "a", "b", "supersedes", "b", now, '{"judged": 1}')
         table.record_flag(store, "c", "d", "supersedes", "d", now, f'{{"judged": "{SOURCE}"}}')
+        guess = '{"scorer": 0.97, "cue_score": 0.0}'
+        table.record_flag(store, "g", "h", "contradiction", "h", now, guess)
     (report,) = run_operations(context, ["duplicates"])
-    assert sorted(f.memory_ids for f in report.findings) == [["c", "d"], ["e", "f"]]
+    assert sorted(f.memory_ids for f in report.findings) == [["c", "d"], ["e", "f"], ["g", "h"]]
 
 
 def test_a_group_never_joins_two_notes_that_state_one_number_differently() -> None:
