@@ -61,6 +61,15 @@ class Contradiction:
     def resolved(self) -> bool:
         return self.resolved_at is not None
 
+    @property
+    def scorer_guess(self) -> bool:
+        """Flagged by the judge's fitted scorer alone (no cue reached the bar): a guess
+        for review."""
+        cue_score = self.evidence.get("cue_score")
+        return self.evidence.get("scorer") is not None and (
+            not isinstance(cue_score, int | float) or cue_score < FLAG_AT
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,

@@ -165,22 +165,15 @@ def judge_new(store: MemoryStore, vectors: Any, model_id: str, memories: Sequenc
 
 
 def _guesses_waiting(store: MemoryStore, project: str | None) -> int:
-    """Open conflicts of `project` that only the judge's fitted scorer flagged (no cue
-    reached the bar, and no rule of its own: not the embed-time reading of a change, not
-    what `engram add` proposed): the guesses waiting for review."""
+    """Open conflicts of `project` that only the judge's fitted scorer flagged (not the
+    embed-time reading of a change, not what `engram add` proposed: those say how they
+    were judged): the guesses waiting for review."""
     guesses = [
         record
         for record in (record_of(row) for row in table.rows(store))
-        if record.evidence.get("scorer") is not None
-        and "judged" not in record.evidence
-        and _cue_score(record) < FLAG_AT
+        if record.scorer_guess and "judged" not in record.evidence
     ]
     if not guesses:
         return 0
     memories = store.get_many({r.a for r in guesses})
     return sum(1 for r in guesses if r.a in memories and memories[r.a].project == project)
-
-
-def _cue_score(record: Contradiction) -> float:
-    score = record.evidence.get("cue_score")
-    return float(score) if isinstance(score, int | float) else 0.0

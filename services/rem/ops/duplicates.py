@@ -33,12 +33,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 
 from services.knowledge.claim_polarity import clashing_terms, read_polarity
-from services.knowledge.conflict_records import FLAG_AT, record_of
+from services.knowledge.conflict_records import record_of
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,
@@ -224,15 +223,8 @@ def _judged_conflicts(store: MemoryStore, memory_ids: Iterable[str]) -> set[tupl
     return {
         (min(r.a, r.b), max(r.a, r.b))
         for r in records
-        if r.evidence.get("judged") != WRITTEN_WITHOUT_REVIEW and not _scorer_guess(r.evidence)
+        if r.evidence.get("judged") != WRITTEN_WITHOUT_REVIEW and not r.scorer_guess
     }
-
-
-def _scorer_guess(evidence: dict[str, Any]) -> bool:
-    cue_score = evidence.get("cue_score")
-    return evidence.get("scorer") is not None and (
-        not isinstance(cue_score, int | float) or cue_score < FLAG_AT
-    )
 
 
 def scored_pairs(
