@@ -69,12 +69,13 @@ def run_staleness(context: RemContext) -> OperationResult:
 
 
 def run_duplicates(context: RemContext) -> OperationResult:
-    from services.rem.ops.duplicates import duplicate_findings, find_duplicates
+    from services.rem.ops.duplicates import duplicate_findings, find_duplicates, member_vectors
 
     store = context.service.store
     pairs = find_duplicates(store, context.vectors, context.model_id, context.project)
     memories = store.get_many(sorted({i for p in pairs for i in (p.a, p.b)}))
-    return OperationResult(duplicate_findings(pairs, memories))
+    vectors = member_vectors(context.vectors, context.model_id, memories)
+    return OperationResult(duplicate_findings(pairs, memories, vectors))
 
 
 def run_facts(context: RemContext) -> OperationResult:

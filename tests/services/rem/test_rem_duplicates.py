@@ -240,3 +240,20 @@ def test_a_group_never_joins_two_notes_that_state_one_number_differently() -> No
     assert duplicates.groups(pairs, apart) == [["a", "b"]]  # the surer pair joins first
     findings = duplicates.duplicate_findings(pairs, notes)
     assert [f.memory_ids for f in findings] == [["a", "b"]]
+
+
+def test_a_group_holds_only_notes_that_are_pairs_or_near_in_meaning() -> None:
+    """Single links chain: a ~ b and b ~ c do not make a ~ c when the two are far apart."""
+    notes = {m.id: m for m in (make_memory(f"note {n}", id=n, project="p") for n in "abc")}
+    pairs = [
+        duplicates.DuplicatePair("a", "b", 0.9, False, scored=True),
+        duplicates.DuplicatePair("b", "c", 0.8, False, scored=True),
+    ]
+    far = {"a": np.array([1.0, 0.0]), "b": np.array([0.8, 0.6]), "c": np.array([0.0, 1.0])}
+    apart = duplicates.apart_in_groups(pairs, notes, far)
+    assert apart("a", "c") and not apart("a", "b") and not apart("c", "b")
+    assert [f.memory_ids for f in duplicates.duplicate_findings(pairs, notes, far)] == [["a", "b"]]
+    near = {**far, "c": np.array([0.95, 0.31])}  # a and c: cosine 0.95
+    assert [f.memory_ids for f in duplicates.duplicate_findings(pairs, notes, near)] == [
+        ["a", "b", "c"]
+    ]
