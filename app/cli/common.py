@@ -162,7 +162,9 @@ class CliState:
         if spawn_background_embedder(self.data_dir) and not os.environ.get("ENGRAM_BACKGROUND"):
             memories = engram.store.pending_count(engram.embedder.model_id)
             err(
-                f"{memories} memories are being embedded in the background; until then "
+                "1 memory is being embedded in the background; until then it is found by keywords"
+                if memories == 1
+                else f"{memories} memories are being embedded in the background; until then "
                 "they are found by keywords"
             )
 

@@ -208,3 +208,21 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == 1, stderr
     assert stderr == ""
+
+
+def test_one_long_memory_embedded_in_the_background_is_named_in_the_singular(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    text = " ".join(f"line {n} of a long build log with a retry and a timeout" for n in range(4000))
+    try:
+        result = run_engram(data, "add", "-", "-p", "logs", "--no-check", input=text)
+        assert result.returncode == 0, result.stderr
+        assert "1 memory is being embedded in the background; until then it is" in result.stderr
+        waited = run_engram(data, "embed", "--wait", "--json")
+        assert waited.returncode == 0, waited.stderr
+    finally:
+        deadline = time.monotonic() + 60
+        while _engram_processes(data) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert _engram_processes(data) == []
