@@ -15,13 +15,30 @@ import re
 
 from services.text.words import QUESTION_WORDS
 
+# A participle that names a kind of thing rather than a change: after a determiner ("the
+# merged router", "a deleted one") or starting a sentence about things that still
+# happen ("Dropped connections were fixed by …").
+_DETERMINERS = ("the", "a", "an", "any", "some", "all", "these", "those", "its", "their",
+                "our", "your", "every", "each")  # fmt: skip
+_NOT_AFTER_DETERMINER = "".join(rf"(?<!\b{d} )" for d in _DETERMINERS)
+_NOT_NAMING_THINGS = (
+    r"(?!\s+[a-z-]+s\s+(?:were|are|was|is|kept|keep|keeps|still|happen\w*|show\w*)\b)"
+)
+
+
+def _describing(participle: str) -> str:
+    """`participle` as a change word, unless it describes a noun."""
+    return rf"{_NOT_AFTER_DETERMINER}\b{participle}\b{_NOT_NAMING_THINGS}"
+
+
 # Broader than the cues' CHANGE_WORDING, whose every hit moves a cue score: this one only
 # says a note is worded as a change or a correction.
 SPOKEN_CHANGE = re.compile(
     r"\bno longer\b|\bnot any ?more\b|\banymore\b|\bis gone\b|\bare gone\b|\bwent away\b|"
-    r"\bgone in\b|\bdrop(?:ped|s)\b(?!\s+(?:after|on|when|if|once|during|while|silently)\b)|"
-    r"\bremoved\b|\bremoves\b|\bdeleted\b|\bretired\b|"
-    r"\bbumped\b|\bbump(?:s|ing)? (?:to|the)\b|\braised\b|\blowered\b|"
+    rf"\bgone in\b|{_describing('drop(?:ped|s)')}"
+    r"(?!\s+(?:after|on|when|if|once|during|while|silently)\b)|"
+    rf"\bremoved\b|\bremoves\b|{_describing('deleted')}|\bretired\b|"
+    rf"\bbumped\b|\bbump(?:s|ing)? (?:to|the)\b|{_describing('raised')}|{_describing('lowered')}|"
     r"\bmoved (?:off|to|from|into)\b|"
     r"\bswitched\b|\bswitch(?:ing)? to\b|\bmigrated\b|\breplac(?:ed|es|ing)\b|\breverted\b|"
     r"\brevert(?:s|ing)?\b|\brolled back\b|\bundone\b|\bturns out\b|\bturned out\b|"
@@ -29,8 +46,8 @@ SPOKEN_CHANGE = re.compile(
     r"\bfolded in\b|\bused to\b|\bpreviously\b|\bformerly\b|\bnow\b|"
     r"\bas of\b|\bstarting (?:with|from|in)\b|\bfrom now on\b|\bgoing forward\b|"
     r"\bdeprecat(?:ed|es|ing)\b|\bno more\b|\bnot needed\b|\bcan go\b|\bnew default\b|"
-    r"\bchanged\b|\bupgraded\b|\bdowngraded\b|\bupdated to\b|\bsuperseded\b|"
-    r"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|\bmerged\b|\blanded\b|"
+    rf"{_describing('changed')}|\bupgraded\b|\bdowngraded\b|\bupdated to\b|\bsuperseded\b|"
+    rf"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|{_describing('merged')}|\blanded\b|"
     r"\brestor(?:ed|es)\b|\bback(?:s|ed)? out\b|\b(?:brought|brings) back\b|"
     r"\breintroduc(?:ed|es)\b|\brenam(?:ed|es)\b|\bswap(?:ped|s)\b|"
     r"\bg(?:ave|ives|iving) up on\b|\bditched\b|\bgot rid of\b",

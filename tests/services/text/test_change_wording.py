@@ -113,3 +113,33 @@ def test_instead_alone_gives_advice_or_describes_behaviour(note: str) -> None:
 
 def test_instead_with_a_change_word_is_still_a_change() -> None:
     assert says_change("Help output is plain Go code now instead of text/template.")
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "Dropped connections were fixed by raising the keep-alive timeout.",
+        "the merged router handles both prefixes",
+        "treats a missing pin and a deleted one the same way",
+        "Raised errors are logged once, at the edge.",
+        "Changed files are listed in the summary.",
+    ],
+)
+def test_a_participle_that_describes_a_noun_is_not_a_change(note: str) -> None:
+    assert not says_change(note)
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "We dropped the requests dependency.",
+        "dropped support for Python 3.8",
+        "merged #1234 today: the router takes both prefixes",
+        "deleted the old config",
+        "the timeout was raised to 30s",
+        "Raised the upload limit to 10 MB.",
+        "changed the default to 20",
+    ],
+)
+def test_the_same_participles_as_a_change(note: str) -> None:
+    assert says_change(note)
