@@ -56,8 +56,10 @@ from services.knowledge.cue_vocabulary import (
     TEAM_WORDS,
     WORD,
 )
+from services.knowledge.evidence import evidence_of
+from services.knowledge.value_moves import Move, moved_value, moves, stated
 from services.text.change_wording import SPOKEN_CHANGE
-from services.text.words import UNSURE_PHRASES, code_spans
+from services.text.words import code_spans
 from services.text.words import sentences as split_sentences
 
 READ_CHARS = 20_000
@@ -88,6 +90,8 @@ class Reading:
     negated: tuple[bool, ...]  # per sentence
     evidence: int = 0  # how much the note shows rather than recalls (see `evidence_of`)
     spoken_change: bool = False  # worded as a change or correction ("bumped", "turns out")
+    said: frozenset[str] = frozenset()  # its values and subject words (`value_moves`)
+    moves: tuple[Move, ...] = ()  # "from X to Y"
 
     def current(self, attribute: str) -> frozenset[str]:
         return frozenset(s.value for s in self.statements if s.attribute == attribute and not s.old)
@@ -306,19 +310,9 @@ def read(
         negated=tuple(negated),
         evidence=evidence_of(content),
         spoken_change=bool(SPOKEN_CHANGE.search(f"{title}. {content}")),
+        said=stated(title, content),
+        moves=moves(content),
     )
-
-
-RECALLED = re.compile(UNSURE_PHRASES + r"|\bif i recall\b", re.IGNORECASE)
-
-
-def evidence_of(content: str) -> int:
-    """How much a note shows what it says: code it quotes (up to three spans, a fenced
-    block counting as one more), less two for wording that recalls or relays it
-    ("afaik", "remember", "reviewer note"). Of two notes that disagree with nothing
-    saying one replaced the other, the one that shows more is likelier right."""
-    shown = min(len(code_spans(content, 2, 200)), 3) + (1 if "```" in content else 0)
-    return shown - 2 * min(len(RECALLED.findall(content)), 1)
 
 
 # --- comparing two readings ----------------------------------------------------------------
@@ -332,6 +326,7 @@ class Cues:
     change_wording: list[str] = field(default_factory=list)  # ids using it
     negation: bool = False
     fact: dict[str, str] | None = None  # key, scope, a, b
+    moved: dict[str, str] | None = None  # about, a, b: the later note moves the value
 
     def kinds(self) -> list[str]:
         kinds = []
@@ -345,13 +340,15 @@ class Cues:
             kinds.append("negation")
         if self.fact:
             kinds.append("fact_key")
+        if self.moved:
+            kinds.append("moved_value")
         return kinds
 
     def score(self) -> float:
         """How strongly the cues say the two disagree, 0..1 (0.5 and above: flagged
         without a model; 0.35–0.65 are ties a model may break)."""
-        if self.fact:
-            return 0.9
+        if self.fact or self.moved:
+            return 0.9 if self.fact else 0.8
         if self.subject <= 0.0:
             return 0.0
         if self.replaces and self.subject >= 0.5:
@@ -373,8 +370,9 @@ class Cues:
             data["replaces"] = self.replaces
         if self.change_wording:
             data["change_wording"] = self.change_wording
-        if self.fact:
-            data["fact"] = self.fact
+        for name in ("fact", "moved"):
+            if getattr(self, name):
+                data[name] = getattr(self, name)
         return data
 
 
@@ -445,10 +443,13 @@ def compare(
             cues.replaces = b.id
         elif now_a and now_b and now_b & a.old(attribute) and not now_a & now_b:
             cues.replaces = a.id
-    if cues.replaces is None and cues.conflicts:
-        later = _later(a, b)
-        if later.change_wording and later.old(cues.conflicts[0]["attribute"]):
-            cues.replaces = later.id
+    later = _later(a, b)
+    first = cues.conflicts[0]["attribute"] if cues.conflicts else None
+    if cues.replaces is None and first and later.change_wording and later.old(first):
+        cues.replaces = later.id
+    if cues.replaces is None:
+        cues.moved = moved_value((b if later is a else a).said, later.moves)
+        cues.replaces = later.id if cues.moved else None
     cues.negation = _negation(a, b)
     return cues
 

@@ -245,7 +245,7 @@ def test_when_neither_shows_more_the_later_note_holds() -> None:
 def test_evidence_counts_at_most_three_spans_a_fence_and_recall_wording(
     spans: int, fenced: bool, recalled: bool
 ) -> None:
-    from services.knowledge.cues import evidence_of
+    from services.knowledge.evidence import evidence_of
 
     text = ("iirc " if recalled else "") + " ".join(f"`name_{i}`" for i in range(spans))
     text += "\n```\ncode\n```" if fenced else ""
