@@ -67,6 +67,8 @@ class FullTextIndex(SqliteStore):
 
     _fts_ok: bool | None
     _df_cache: dict[tuple[str, str], int]
+    _term_projects: dict[str, dict[str, int]]
+    _project_sizes: dict[str, int] | None
 
     # --- writes (inside the caller's transaction) -------------------------------------------
 
@@ -74,6 +76,7 @@ class FullTextIndex(SqliteStore):
         """The rows of one memory: the whole of it, and each chunk when there are several."""
         if not self.fts_available():
             return
+        self._forget_counts()  # they move with every write (a small store's most)
         project = project_token(memory.project)
         rows = [
             (
@@ -97,7 +100,13 @@ class FullTextIndex(SqliteStore):
             rows,
         )
 
+    def _forget_counts(self) -> None:
+        self._df_cache.clear()
+        self._term_projects.clear()
+        self._project_sizes = None
+
     def _fts_delete(self, memory_id: str) -> None:
+        self._forget_counts()
         if self.fts_available():
             self.database.execute_sql("DELETE FROM memory_fts WHERE memory_id = ?", (memory_id,))
 
@@ -106,6 +115,7 @@ class FullTextIndex(SqliteStore):
         self.database.execute_sql("DROP TABLE IF EXISTS memory_fts")
         self.database.execute_sql(FTS_TABLE_SQL)
         self._fts_ok = True
+        self._forget_counts()
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -191,6 +201,62 @@ class FullTextIndex(SqliteStore):
         with self._reading():
             rows = self.database.execute_sql(sql, [expression, limit]).fetchall()
         return [str(row[0]) for row in rows]
+
+    def term_counts(
+        self, projects: Sequence[str], terms: Sequence[str]
+    ) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+        """Memories in each of `projects` and in all (key ""), and memories holding
+        each of `terms` by (project or "", term). Only the terms the keyword stage would
+        match are counted (the rarest, not in most rows): the others say little about
+        where a question belongs. Counts are cached until the next write."""
+        if not self.fts_available():
+            return {}, {}
+        with self._reading():
+            total = self._whole_rows()
+            kept = [
+                t
+                for t in self._selective_terms(list(terms), "")
+                if total < PRUNE_FROM_ROWS or self._document_frequency("", t) <= 0.05 * total
+            ]
+            by_project = self._memories_by_project()
+            tokens = {project_token(p): p for p in projects}
+            rows = {"": sum(by_project.values()), **{p: by_project.get(p, 0) for p in projects}}
+            holding: dict[tuple[str, str], int] = {}
+            for term in kept:
+                counts = self._term_by_project(term)
+                holding[("", term)] = sum(counts.values())
+                for token, project in tokens.items():
+                    holding[(project, term)] = counts.get(token, 0)
+        return rows, holding
+
+    def _whole_rows(self) -> int:
+        cached = self._df_cache.get(("#rows", ""))
+        if cached is None:
+            row = self.database.execute_sql(
+                "SELECT count(*) FROM memory_fts WHERE chunk_idx = -1"
+            ).fetchone()
+            cached = self._df_cache[("#rows", "")] = int(row[0])
+        return cached
+
+    def _memories_by_project(self) -> dict[str, int]:
+        if self._project_sizes is None:
+            found = self.database.execute_sql(
+                "SELECT project, count(*) FROM memory GROUP BY project"
+            ).fetchall()
+            self._project_sizes = {p: int(n) for p, n in found if p is not None}
+            self._project_sizes[""] = sum(int(n) for p, n in found if p is None)
+        return self._project_sizes
+
+    def _term_by_project(self, term: str) -> dict[str, int]:
+        """Project token → memories whose whole-memory row holds `term`."""
+        if term not in self._term_projects:
+            found = self.database.execute_sql(
+                "SELECT project, count(*) FROM memory_fts WHERE memory_fts MATCH ? "
+                "AND chunk_idx = -1 GROUP BY project",
+                [f'"{term}"'],
+            ).fetchall()
+            self._term_projects[term] = {token: int(n) for token, n in found}
+        return self._term_projects[term]
 
     def fts_row_count(self) -> int:
         if not self.fts_available():

@@ -68,6 +68,8 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         self.database = open_database(path, busy_timeout_ms, backup_keep)
         self._fts_ok: bool | None = None
         self._df_cache: dict[tuple[str, str], int] = {}
+        self._term_projects: dict[str, dict[str, int]] = {}
+        self._project_sizes: dict[str, int] | None = None
 
     def close(self) -> None:
         if not self.database.is_closed():

@@ -192,6 +192,44 @@ def test_a_search_over_every_project_prefers_the_project_it_names(engram: Any) -
     assert scoped.results[0].breakdown.named_project == 0.0
 
 
+def test_a_search_over_every_project_prefers_the_project_its_words_imply(engram: Any) -> None:
+    """No project named, but the words are one project's: its notes get the project
+    prior; one distinctive word alone implies nothing."""
+    notes = {
+        "rustlib": [
+            "Run clippy on every crate before pushing; cargo fmt too.",
+            "The workspace has three crates; cargo test runs them all.",
+            "Feature flags live in each crate's Cargo.toml.",
+            "MSRV is checked by a cargo job on the oldest toolchain.",
+        ],
+        "webapp": [
+            "The bundle is built by vite; npm run build writes dist/.",
+            "Keep the bundle small: lazy-load the admin pages.",
+            "npm ci in CI, never npm install.",
+            "Environment variables reach the bundle only with a VITE_ prefix.",
+        ],
+    }
+    for project, texts in notes.items():
+        for n, text in enumerate(texts):
+            engram.service.add({"id": f"{project}-{n}", "project": project, "content": text})
+        engram.service.add(
+            {
+                "id": f"{project}-release",
+                "type": "workflow",
+                "project": project,
+                "content": "Cutting a release: bump the version, tag it, push the tag.",
+            }
+        )
+    implied = engram.service.search("how do releases of a crate get published with cargo")
+    rust = [r for r in implied.results if r.memory.project == "rustlib"]
+    assert rust and all(r.breakdown.named_project == 1.0 for r in rust)
+    assert all(r.breakdown.named_project == 0.0 for r in implied.results if r not in rust)
+    ranks = [r.memory.id for r in implied.results]
+    assert ranks.index("rustlib-release") < ranks.index("webapp-release")
+    one_word = engram.service.search("how are releases of a crate published")
+    assert all(r.breakdown.named_project == 0.0 for r in one_word.results)
+
+
 def test_a_plain_question_discounts_keyword_coincidences_a_code_name_does_not(
     engram: Any,
 ) -> None:

@@ -72,3 +72,16 @@ def test_only_the_rarest_terms_are_matched_in_large_projects(
     assert len(kept) == store_module.MAX_MATCH_TERMS
     assert set(kept) == set(words[: store_module.MAX_MATCH_TERMS])
     assert kept == [w for w in reversed(words) if w in kept]  # the query's order is kept
+
+
+def test_term_counts_by_project_follow_every_write(store: MemoryStore) -> None:
+    _fill(store, "alpha", 10, "quokka")  # the word in one memory of each
+    _fill(store, "beta", 8, "numbat")
+    rows, holding = store.term_counts(["alpha", "beta"], ["quokka", "numbat"])
+    assert (rows[""], rows["alpha"], rows["beta"]) == (18, 10, 8)
+    assert (holding[("", "quokka")], holding[("alpha", "quokka")]) == (1, 1)
+    assert (holding[("beta", "quokka")], holding[("beta", "numbat")]) == (0, 1)
+    store.add_many([make_memory("another quokka sighting", project="beta")])
+    rows, holding = store.term_counts(["alpha", "beta"], ["quokka"])
+    assert (rows[""], rows["beta"]) == (19, 9)  # not the counts cached before the write
+    assert (holding[("", "quokka")], holding[("beta", "quokka")]) == (2, 1)
