@@ -11,7 +11,7 @@ from services.knowledge.value_moves import moved_value, moves, stated
 from tests.services.builders import make_memory
 
 EARLIER = make_memory(
-    "`Static::new(\"/assets\").redirect_dirs()`: a request for `/assets/img` gets 302 "
+    '`Static::new("/assets").redirect_dirs()`: a request for `/assets/img` gets 302 '
     "Found to `/assets/img/`, so relative links inside the page resolve.",
     id="early",
     title="trailing slash redirect for static dirs",
