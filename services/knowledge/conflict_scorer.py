@@ -27,6 +27,7 @@ __all__ = [
     "duplicate_probability",
     "is_conflict",
     "kind_of",
+    "logistic",
     "probability",
 ]
 THRESHOLD = conflict_weights.THRESHOLD
@@ -43,7 +44,8 @@ DEFAULTS_CLASH_COSINE = 0.5
 Weights = Mapping[str, tuple[float, float, float]]
 
 
-def _logistic(features: Mapping[str, float], weights: Weights, bias: float) -> float:
+def logistic(features: Mapping[str, float], weights: Weights, bias: float) -> float:
+    """bias + Σ weight·(value − mean)/scale through the logistic function."""
     z = bias
     for name, (weight, mean, scale) in weights.items():
         z += weight * (features.get(name, 0.0) - mean) / scale
@@ -57,7 +59,7 @@ def _logit(p: float) -> float:
 
 def probability(features: Mapping[str, float]) -> float:
     """The probability that the pair conflicts (flag at `THRESHOLD`)."""
-    return _logistic(features, conflict_weights.WEIGHTS, conflict_weights.BIAS)
+    return logistic(features, conflict_weights.WEIGHTS, conflict_weights.BIAS)
 
 
 def duplicate_probability(features: Mapping[str, float]) -> float:
@@ -73,7 +75,7 @@ def duplicate_probability(features: Mapping[str, float]) -> float:
         return 0.0
     if not features.get("near_copy", 0.0) and features.get("title_overlap", 0.0) >= 1.0:
         features = {**features, "title_overlap": duplicate_weights.WEIGHTS["title_overlap"][1]}
-    return _logistic(features, duplicate_weights.WEIGHTS, duplicate_weights.BIAS)
+    return logistic(features, duplicate_weights.WEIGHTS, duplicate_weights.BIAS)
 
 
 def both_events(a: PairText, b: PairText) -> bool:

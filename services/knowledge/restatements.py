@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from functools import cached_property
 
 from services.knowledge import restatement_weights
+from services.knowledge.conflict_scorer import logistic
 from services.memory import Memory
 from services.types import MemoryType
 
@@ -115,7 +116,4 @@ def restatement_probability(features: Mapping[str, float]) -> float:
     `restatement_features`. Two notes giving one quantity different values never do."""
     if features.get("quantity_clash", 0.0):
         return 0.0
-    z = restatement_weights.BIAS
-    for name, (weight, mean, scale) in restatement_weights.WEIGHTS.items():
-        z += weight * (features.get(name, 0.0) - mean) / scale
-    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+    return logistic(features, restatement_weights.WEIGHTS, restatement_weights.BIAS)
