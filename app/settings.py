@@ -231,7 +231,8 @@ SCHEMA: tuple[Setting, ...] = (
         "retrieval.weight_project",
         float,
         0.2,
-        'Weight ε of the project a search over every project names ("pydantic release")',
+        "Weight ε of the project a search over every project names "
+        '("pydantic release") or its words imply',
         minimum=0.0,
         maximum=1.0,
     ),
