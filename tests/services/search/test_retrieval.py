@@ -230,6 +230,23 @@ def test_a_search_over_every_project_prefers_the_project_its_words_imply(engram:
     assert all(r.breakdown.named_project == 0.0 for r in one_word.results)
 
 
+def test_a_search_over_every_project_draws_twice_the_candidates(
+    loaded: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    retriever = loaded.service.retriever
+    pools: list[int] = []
+    find = retriever._find_candidates
+
+    def spy(query: str, identifiers: list[str], flt: MemoryFilter, pool: int, *rest: Any) -> Any:
+        pools.append(pool)
+        return find(query, identifiers, flt, pool, *rest)
+
+    monkeypatch.setattr(retriever, "_find_candidates", spy)
+    loaded.service.search("write-ahead log", limit=5)
+    loaded.service.search("write-ahead log", MemoryFilter(project="engram"), limit=5)
+    assert pools == [2 * retriever.candidates, retriever.candidates]
+
+
 def test_a_plain_question_discounts_keyword_coincidences_a_code_name_does_not(
     engram: Any,
 ) -> None:
