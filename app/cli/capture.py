@@ -14,6 +14,7 @@ import click
 from app.cli.common import (
     CliState,
     cli,
+    counted,
     emit_json,
     err,
     handle_errors,
@@ -152,4 +153,5 @@ def _tell(
         say(f"worded by {report.model}")
     if report.proposed and not report.dry_run:
         count = len(report.proposed)
-        say(f"{count} proposal{'s' if count != 1 else ''} wait for you: engram rem review")
+        waits = "waits" if count == 1 else "wait"
+        say(f"{counted(count, 'proposal')} {waits} for you: engram rem review")

@@ -274,6 +274,11 @@ def stdout_is_terminal() -> bool:
     return streams.stdout_tty if streams is not None else sys.stdout.isatty()
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """ "1 finding", "3 findings": a count with its noun in the right number."""
+    return f"{count} {noun if count == 1 else (plural or noun + 's')}"
+
+
 def shortened(text: str, width: int) -> str:
     """`text` on one line, cut to `width` characters with "…" where it was cut."""
     text = " ".join(text.split())

@@ -9,6 +9,7 @@ import click
 from app.cli.common import (
     CliState,
     cli,
+    counted,
     emit_json,
     err,
     handle_errors,
@@ -82,7 +83,8 @@ def run(
         emit_json({"dry_run": dry_run, "auto": auto, "operations": [r.to_dict() for r in reports]})
         return
     for report in reports:
-        status = f"failed: {report.error}" if report.error else f"{len(report.findings)} findings"
+        found = counted(len(report.findings), "finding")
+        status = f"failed: {report.error}" if report.error else found
         applied = f", {report.applied} applied" if auto else ""
         say(f"{report.op}: {status}{applied} ({report.seconds:.2f} s)")
         if report.outcome is not None and report.changes:
@@ -135,7 +137,7 @@ def report(state: CliState, as_json: bool) -> None:
         )
         return
     for op, run_info in sorted(runs.items()):
-        outcome = f"{run_info['status']}, {run_info['findings']} findings"
+        outcome = f"{run_info['status']}, {counted(run_info['findings'], 'finding')}"
         say(f"{op}: last run {run_info['at']} ({outcome})")
         if run_info["changes"]:
             say(f"  {describe_changes(op, run_info['changes'])}")
@@ -144,7 +146,9 @@ def report(state: CliState, as_json: bool) -> None:
         for community in communities[:5]:
             line = f"{community['id']} ({community['project']}, {community['size']} memories)"
             say(f"  {line}: {community['label']}")
-    say(f"{len(pending)} findings wait for you" + (": engram rem review" if pending else ""))
+    waits = "waits" if len(pending) == 1 else "wait"
+    hint = ": engram rem review" if pending else ""
+    say(f"{counted(len(pending), 'finding')} {waits} for you{hint}")
     for finding in pending:
         say(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
 
@@ -194,7 +198,9 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
                     value_proc=lambda text, names=names: _option_named(text, names),
                 )
             except click.Abort:  # Ctrl-D / Ctrl-C: stop here; what was answered stays
-                say(f"\nstopped; {len(pending) - number + 1} findings still wait")
+                left = len(pending) - number + 1
+                waits = "waits" if left == 1 else "wait"
+                say(f"\nstopped; {counted(left, 'finding')} still {waits}")
                 return
         try:
             changed = answer(context.service, findings, finding, choice)

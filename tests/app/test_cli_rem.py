@@ -132,7 +132,7 @@ def test_review_stops_cleanly_at_end_of_input(engram_cli: EngramCli) -> None:
     engram_cli.add("Money is kept in cents.", "--project", "shop", "--id", "c2")
     engram_cli.ok("rem", "run", "--op", "duplicates")
     result = engram_cli.ok("rem", "review", input="merge\n")  # answers one, then end of input
-    assert "(applied)" in result.stdout and "stopped; 1 findings still wait" in result.stdout
+    assert "(applied)" in result.stdout and "stopped; 1 finding still waits" in result.stdout
     assert len(engram_cli.json("rem", "report")["pending"]) == 1
 
 
