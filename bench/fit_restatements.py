@@ -40,11 +40,12 @@ from services.knowledge.conflict_scorer import THRESHOLD, probability  # noqa: E
 from services.knowledge.pair_features import FEATURES  # noqa: E402
 from services.knowledge.restatements import (  # noqa: E402
     EXTRA_FEATURES,
+    LEFT_OUT,
     Vocabulary,
     restatement_features,
 )
 
-NAMES = (*FEATURES, *EXTRA_FEATURES)
+NAMES = (*(f for f in FEATURES if f not in LEFT_OUT), *EXTRA_FEATURES)
 MIN_PRECISION = 0.8
 L2 = 10.0
 HELD_OUT = ("eighth-dev", "tenth-dev")

@@ -23,7 +23,7 @@ left to the contradictions operation only when the conflict scorer fires and the
 duplicate scorer does not. An identical title is a topic, not a sign of a duplicate
 (`duplicate_probability`). Measured (pairs, precision / recall; bench/duplicates.py,
 bench/real_dev.py --data DIR): real-dev 0.87 / 0.80; on seven sets others wrote, each
-measured with restatement weights fitted without it, 0.71 / 0.46 (0.65 / 0.31 with the
+measured with restatement weights fitted without it, 0.70 / 0.43 (0.65 / 0.31 with the
 duplicate scorer alone); held out, tenth-dev 1.00 / 0.63 and eighth-dev 1.00 / 0.38;
 corpus-2k 0.94 / 0.98.
 

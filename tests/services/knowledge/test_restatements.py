@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -121,6 +123,15 @@ def test_an_incident_told_twice_is_proposed_as_a_duplicate(
 def test_the_weights_name_every_feature_they_read() -> None:
     from services.knowledge.pair_features import FEATURES
 
-    assert set(restatements.restatement_weights.WEIGHTS) == set(FEATURES) | set(
-        restatements.EXTRA_FEATURES
-    )
+    read = set(FEATURES) - set(restatements.LEFT_OUT) | set(restatements.EXTRA_FEATURES)
+    assert set(restatements.restatement_weights.WEIGHTS) == read
+
+
+def test_a_restatement_written_the_same_day_is_proposed_too(
+    vectors: dict[str, np.ndarray],
+) -> None:
+    """The sets' authors dated restatements months apart; people restate the same day."""
+    same_day = replace(LESSON, created_at=PITFALL.created_at, valid_from=PITFALL.valid_from)
+    notes = [PITFALL, same_day, OTHER, *FILLER]
+    proposed = {(p.a, p.b) for p in duplicates.scored_pairs(notes, vectors)}
+    assert ("lesson", "pitfall") in proposed
