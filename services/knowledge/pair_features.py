@@ -209,7 +209,8 @@ def _content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text) if w not in STOPWORDS]
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Shared over all; 0 when both are empty."""
     return len(a & b) / len(a | b) if (a or b) else 0.0
 
 
@@ -333,7 +334,7 @@ def features(
     idf = idf or {}
     gap = abs(later.at - earlier.at) / 86400.0
     found = _base(a, b, earlier, later, cosine, cues, idf, gap)
-    word_jaccard = _jaccard(a.words, b.words)
+    word_jaccard = jaccard(a.words, b.words)
     found["near_copy"] = float(cosine >= 0.95 or word_jaccard >= 0.8)
     new_words = later.words - earlier.words
     found["novelty"] = (
@@ -381,8 +382,8 @@ def _base(
     differing = (earlier.versions ^ later.versions) - agreed
     return {
         "cosine": cosine,
-        "title_overlap": _jaccard(a.title_words, b.title_words),
-        "name_overlap": _jaccard(a.names, b.names),
+        "title_overlap": jaccard(a.title_words, b.title_words),
+        "name_overlap": jaccard(a.names, b.names),
         "word_overlap": _weighted_overlap(a.words, b.words, idf),
         "same_type": float(a.memory.type == b.memory.type),
         "change_later": float(min(later.change, 3)),
@@ -410,4 +411,4 @@ def same_frame_other_subject(a: PairText, b: PairText) -> bool:
     two facts, not one fact changed."""
     if not a.names or not b.names or a.names & b.names:
         return False
-    return _jaccard(a.frame, b.frame) >= 0.6
+    return jaccard(a.frame, b.frame) >= 0.6

@@ -24,6 +24,7 @@ from functools import cached_property
 
 from services.knowledge import restatement_weights
 from services.knowledge.conflict_scorer import logistic
+from services.knowledge.pair_features import jaccard
 from services.memory import Memory
 from services.types import MemoryType
 
@@ -94,10 +95,6 @@ class Vocabulary:
         return math.log((1 + documents) / (1 + self.counts.get(token, 0))) + 0.1
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if (a or b) else 0.0
-
-
 def restatement_features(a: Memory, b: Memory, vocabulary: Vocabulary) -> dict[str, float]:
     """The readings the restatement scorer adds to a pair's `pair_features`."""
     files_a, files_b = frozenset(a.file_refs), frozenset(b.file_refs)
@@ -107,7 +104,7 @@ def restatement_features(a: Memory, b: Memory, vocabulary: Vocabulary) -> dict[s
     everything = sum(vocabulary.idf(t) for t in tokens_a | tokens_b)
     problem_a, problem_b = a.type in PROBLEM_TYPES, b.type in PROBLEM_TYPES
     return {
-        "files_jaccard": _jaccard(files_a, files_b),
+        "files_jaccard": jaccard(files_a, files_b),
         "files_shared": float(bool(files_a & files_b)),
         "both_problem": float(problem_a and problem_b),
         "both_rule": float(not problem_a and not problem_b),

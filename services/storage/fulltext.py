@@ -148,7 +148,7 @@ class FullTextIndex(SqliteStore):
         """Leave out terms that occur in most rows, keeping at least the two rarest."""
         if len(terms) <= 2:
             return terms
-        total = self._document_frequency(scope, "") if scope else self.fts_row_count()
+        total = self._document_frequency(scope, "") if scope else self._whole_rows()
         if total < PRUNE_FROM_ROWS:
             return terms  # ranking every match is cheap; keep BM25 exact
         frequency = {term: self._document_frequency(scope, term) for term in terms}
@@ -230,12 +230,10 @@ class FullTextIndex(SqliteStore):
         return rows, holding
 
     def _whole_rows(self) -> int:
+        """`fts_row_count`, cached until the next write like the term counts."""
         cached = self._df_cache.get(("#rows", ""))
         if cached is None:
-            row = self.database.execute_sql(
-                "SELECT count(*) FROM memory_fts WHERE chunk_idx = -1"
-            ).fetchone()
-            cached = self._df_cache[("#rows", "")] = int(row[0])
+            cached = self._df_cache[("#rows", "")] = self.fts_row_count()
         return cached
 
     def _memories_by_project(self) -> dict[str, int]:
