@@ -50,7 +50,12 @@ SPOKEN_CHANGE = re.compile(
     rf"\bbecame\b|\bbecomes\b|\bis (?:now )?exported\b|{_describing('merged')}|\blanded\b|"
     r"\brestor(?:ed|es)\b|\bback(?:s|ed)? out\b|\b(?:brought|brings) back\b|"
     r"\breintroduc(?:ed|es)\b|\brenam(?:ed|es)\b|\bswap(?:ped|s)\b|"
-    r"\bg(?:ave|ives|iving) up on\b|\bditched\b|\bgot rid of\b",
+    r"\bg(?:ave|ives|iving) up on\b|\bditched\b|\bgot rid of\b|"
+    r"\bwalk(?:ed|s|ing)? back\b|\b(?:threw|thrown|throwing) out\b|"
+    rf"{_describing('scrapped')}|{_describing('abandoned')}|{_describing('reversed')}|"
+    rf"{_describing('flipped')}|\bchanged (?:our|my|their) minds?\b|\boverturned\b|"
+    r"\bphas(?:ed|ing) out\b|\bin favou?r of\b|\bcorrection\b|\b(?:was|were) wrong\b|"
+    r"\bobsolete\b|\boutdated\b",
     re.IGNORECASE,
 )
 

@@ -123,6 +123,9 @@ def test_instead_with_a_change_word_is_still_a_change() -> None:
         "treats a missing pin and a deleted one the same way",
         "Raised errors are logged once, at the edge.",
         "Changed files are listed in the summary.",
+        "the reversed list comes back from sorted()",
+        "an abandoned branch stays on the remote",
+        "the flipped bit in the header says it is compressed",
     ],
 )
 def test_a_participle_that_describes_a_noun_is_not_a_change(note: str) -> None:
@@ -142,4 +145,24 @@ def test_a_participle_that_describes_a_noun_is_not_a_change(note: str) -> None:
     ],
 )
 def test_the_same_participles_as_a_change(note: str) -> None:
+    assert says_change(note)
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "We walked back the setup-store rule after two sprints.",
+        "threw out the custom retry wrapper",
+        "Scrapped the nightly job; CI runs on push.",
+        "reversed the decision on squash merges",
+        "flipped the default: colours are off unless asked for",
+        "we changed our minds about the monorepo",
+        "the old config key is phased out in favour of `path_separator`",
+        "Correction: the timeout is 30 s, not 60.",
+        "I was wrong about the default branch.",
+        "that README line is outdated",
+    ],
+)
+def test_reversals_and_corrections_are_change_wording(note: str) -> None:
+    """Decisions are walked back and notes corrected in many words, not only "reverted"."""
     assert says_change(note)
