@@ -11,7 +11,7 @@ import subprocess
 
 from services.errors import EnvironmentProblem
 
-_TOOLS = (
+_TOOLS: tuple[tuple[str, list[str]], ...] = (
     ("wl-copy", []),
     ("xclip", ["-selection", "clipboard"]),
     ("xsel", ["--clipboard", "--input"]),

@@ -266,15 +266,17 @@ class Desktop:
         if dues:
             vectors_first(engram, engram.data_dir, progress, stop)
         context = rem_context(engram, cancel=stop)  # a model call stops when the user is back
-        llm = context.llm
         reports: list[Any] = []
-        for number, due in enumerate(dues, 1):
-            if stop.is_set():
-                progress(f"consolidation paused after {number - 1} of {len(dues)} operations")
-                break
-            progress(f"consolidating: {due.op} ({number}/{len(dues)}; {due.reason})")
-            reports.extend(run_operations(context, [due.op]))
-        llm.close()
+        try:
+            for number, due in enumerate(dues, 1):
+                if stop.is_set():
+                    progress(f"consolidation paused after {number - 1} of {len(dues)} operations")
+                    break
+                progress(f"consolidating: {due.op} ({number}/{len(dues)}; {due.reason})")
+                reports.extend(run_operations(context, [due.op]))
+        finally:  # a loaded model is let go even when an operation fails
+            if context.llm is not None:
+                context.llm.close()
         return reports
 
     def reopen(self) -> None:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from app.cli import (  # noqa: F401
     backup,
     capture,
@@ -33,4 +31,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -15,7 +15,7 @@ def profile() -> None:
     profile and its vectors."""
 
 
-def _fields_choice() -> click.Choice:
+def _fields_choice() -> click.Choice[str]:
     from services.knowledge.profile import PROFILE_FIELDS
 
     return click.Choice([key for key, _ in PROFILE_FIELDS])

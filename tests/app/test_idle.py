@@ -135,3 +135,40 @@ def test_a_returning_user_stops_the_model_call_itself(data_dir: Path) -> None:
     (due,) = due_operations(engram.store, ["facts"], schedules=default_schedules())
     assert due.due and due.reason == "never ran"  # runs again next time
     engram.close()
+
+
+def test_a_failing_operation_still_lets_the_model_go(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded model holds hundreds of MB: an operation that raises must not keep it."""
+    import services.rem.cycle as cycle
+    from app.composition import open_engram
+    from app.desktop import Desktop
+    from tests.fakes import HashEmbedder
+
+    engram = open_engram(data_dir, embedder=HashEmbedder())
+    engram.service.add({"id": "d0", "project": "p", "content": "Ship on Fridays."})
+    closed: list[bool] = []
+    real_runner = engram.llm_runner
+
+    def watched_runner(**kwargs: Any) -> Any:
+        runner = real_runner(**kwargs)
+        close = runner.close
+
+        def counted_close() -> None:
+            closed.append(True)
+            close()
+
+        runner.close = counted_close
+        return runner
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("operation failed")
+
+    monkeypatch.setattr(engram, "llm_runner", watched_runner)
+    monkeypatch.setattr(cycle, "run_operations", failing)
+    desktop = Desktop(data_dir, engram)
+    with pytest.raises(RuntimeError, match="operation failed"):
+        desktop.run_due_operations(threading.Event(), lambda note: None)
+    assert closed == [True]
+    desktop.close()
