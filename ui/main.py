@@ -414,6 +414,11 @@ def run_tray(data_dir: Path) -> int:
     desktop_app = DesktopApp(data_dir)
     install_crash_handler(data_dir, desktop_app.bridge.notice.emit)
     if os.environ.get(STARTUP_PROBE):  # bench/startup.py: report, then quit
-        QTimer.singleShot(0, lambda: (print("engram: shown", flush=True), desktop_app.quit()))
+
+        def report_and_quit() -> None:
+            print("engram: shown", flush=True)
+            desktop_app.quit()
+
+        QTimer.singleShot(0, report_and_quit)
     app.aboutToQuit.connect(lambda: desktop_app.instance.close())
     return int(app.exec())
