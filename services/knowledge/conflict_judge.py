@@ -134,7 +134,7 @@ class Judge:
         score = cue_score + LLM_WEIGHT * vote
         if score < FLAG_AT:
             return Verdict(a.id, b.id, "compatible", None, score, cue_score, cues, answer)
-        if cues.replaces or (cues.conflicts and reading_b.change_wording):
+        if cues.replaces or (cues.conflicts and reading_b.change_wording and held == b.id):
             kind = "supersedes"
         elif cues.conflicts or cues.fact:
             kind = "contradiction"

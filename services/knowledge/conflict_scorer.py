@@ -14,6 +14,8 @@ import math
 from collections.abc import Mapping
 
 from services.knowledge import conflict_weights, duplicate_weights
+from services.knowledge.cues import READ_CHARS
+from services.knowledge.evidence import Shown, relayed_over, shown_by
 from services.knowledge.pair_features import PairText, same_frame_other_subject
 from services.types import MemoryType
 
@@ -140,11 +142,18 @@ def defaults_disagree(features: Mapping[str, float]) -> bool:
 
 def kind_of(earlier: PairText, later: PairText, features: Mapping[str, float]) -> str:
     """`supersedes` when the later note is worded as a change (or states another
-    version weeks later); otherwise `contradiction` (two notes that cannot both hold,
-    neither saying it replaces the other)."""
+    version weeks later), unless it only relays what it says against an earlier note
+    that shows it (`relayed_over`); otherwise `contradiction` (two notes that cannot
+    both hold, neither saying it replaces the other)."""
+    if relayed_over(shown_of(earlier), shown_of(later)):
+        return "contradiction"
     weeks_apart = features.get("gap_days", 0.0) >= math.log1p(14)
     if later.change or features.get("old_value_named", 0.0):
         return "supersedes"
     if weeks_apart and features.get("versions_differ", 0.0):
         return "supersedes"
     return "contradiction"
+
+
+def shown_of(text: PairText) -> Shown:
+    return shown_by(text.memory.title, text.memory.content[:READ_CHARS])

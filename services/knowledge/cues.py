@@ -56,7 +56,7 @@ from services.knowledge.cue_vocabulary import (
     TEAM_WORDS,
     WORD,
 )
-from services.knowledge.evidence import evidence_of
+from services.knowledge.evidence import evidence_of, relayed_over, relays
 from services.knowledge.value_moves import Move, moved_value, moves, stated
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.words import code_spans
@@ -89,6 +89,7 @@ class Reading:
     sentences: tuple[frozenset[str], ...]  # content words of each sentence
     negated: tuple[bool, ...]  # per sentence
     evidence: int = 0  # how much the note shows rather than recalls (see `evidence_of`)
+    relays: bool = False  # worded as passing something on ("FYI", "heads-up", "afaik")
     spoken_change: bool = False  # worded as a change or correction ("bumped", "turns out")
     said: frozenset[str] = frozenset()  # its values and subject words (`value_moves`)
     moves: tuple[Move, ...] = ()  # "from X to Y"
@@ -309,6 +310,7 @@ def read(
         sentences=tuple(sentences),
         negated=tuple(negated),
         evidence=evidence_of(content),
+        relays=relays(title, content),
         spoken_change=bool(SPOKEN_CHANGE.search(f"{title}. {content}")),
         said=stated(title, content),
         moves=moves(content),
@@ -470,14 +472,17 @@ EVIDENCE_MARGIN = 1  # chosen leave-one-project-out on real-dev's labelled pairs
 
 
 def holder(a: Reading, b: Reading, cues: Cues) -> str:
-    """Which memory holds: the one that explicitly replaces the other's value; else,
-    when the later is worded as a change, the later; else (two notes that merely
-    disagree) the one that shows more evidence (`evidence_of`, by EVIDENCE_MARGIN), and
-    the later one when neither does."""
+    """Which memory holds: the one that explicitly replaces the other's value; else the
+    earlier when the later only relays what it says (`relayed_over`); else, when the
+    later is worded as a change, the later; else (two notes that merely disagree) the
+    one that shows more evidence (`evidence_of`, by EVIDENCE_MARGIN), and the later one
+    when neither does."""
     if cues.replaces:
         return cues.replaces
     later = _later(a, b)
     earlier = a if later is b else b
+    if relayed_over(earlier, later):
+        return earlier.id
     if not later.spoken_change and earlier.evidence - later.evidence >= EVIDENCE_MARGIN:
         return earlier.id
     return later.id

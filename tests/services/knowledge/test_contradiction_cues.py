@@ -233,6 +233,31 @@ def test_a_later_note_worded_as_a_change_holds_however_little_it_shows() -> None
     assert holder(shown, later, compare(shown, later)) == "b"
 
 
+def test_a_later_note_that_only_relays_a_change_does_not_replace_the_one_that_shows_it() -> None:
+    """ "FYI … now" passes on something heard; the earlier note quotes the setting."""
+    from services.knowledge.conflict_scorer import kind_of
+    from services.knowledge.pair_features import features, read_pair_text
+    from tests.services.builders import make_memory
+
+    earlier = dict(
+        title="bundle split default",
+        content="`build.splitChunks` defaults to `'auto'` (see `DEFAULT_SPLIT` in config.ts).",
+        created_at="2025-01-10T10:00:00+00:00",
+    )
+    later = dict(
+        title="bundle split default",
+        content="FYI splitChunks is on for every chunk by default now, so small files split too.",
+        created_at="2025-04-02T10:00:00+00:00",
+    )
+    shown, relayed = _note("a", **earlier), _note("b", **later)
+    assert relayed.spoken_change  # worded as a change, and still not the holder
+    assert holder(shown, relayed, compare(shown, relayed)) == "a"
+    first, second = read_pair_text(make_memory(**earlier)), read_pair_text(make_memory(**later))
+    assert kind_of(first, second, features(first, second, cosine=0.8)) == "contradiction"
+    said = _note("b", **{**later, "content": later["content"].removeprefix("FYI ")})
+    assert holder(shown, said, compare(shown, said)) == "b"  # said, not relayed: it holds
+
+
 def test_when_neither_shows_more_the_later_note_holds() -> None:
     first = _note("a", "Run the unit tests before pushing.", "2025-09-09T09:00:00+00:00")
     second = _note(
