@@ -8,6 +8,7 @@
 
 Exits 1 on any problem and prints a table of counts otherwise.
 """
+
 import argparse
 import json
 import os
@@ -15,15 +16,26 @@ import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECTS = {"alembic": "sqlalchemy/alembic", "fzf": "junegunn/fzf", "pinia": "vuejs/pinia"}
-TYPES = {"decision", "constraint", "pitfall", "fix", "convention", "pattern", "workflow",
-         "architecture", "dependency", "episode", "lesson"}
+TYPES = {
+    "decision",
+    "constraint",
+    "pitfall",
+    "fix",
+    "convention",
+    "pattern",
+    "workflow",
+    "architecture",
+    "dependency",
+    "episode",
+    "lesson",
+}
 LABELS = {"supersedes", "contradiction", "compatible"}
 QKINDS = {"current-truth", "error", "identifier", "paraphrase", "howto", "why", "file"}
-START, END = datetime(2024, 1, 1, tzinfo=timezone.utc), datetime(2026, 10, 1, tzinfo=timezone.utc)
+START, END = datetime(2024, 1, 1, tzinfo=UTC), datetime(2026, 10, 1, tzinfo=UTC)
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 NUMWORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 
@@ -67,9 +79,13 @@ mems = load("memories.jsonl")
 M = {}
 prev = None
 for n, r in enumerate(mems, 1):
-    need_keys("memories", r, ["id", "project", "type", "title", "content", "created_at", "tags", "file_refs"])
+    need_keys(
+        "memories",
+        r,
+        ["id", "project", "type", "title", "content", "created_at", "tags", "file_refs"],
+    )
     mid = r.get("id")
-    if mid != "el-m%03d" % n:
+    if mid != f"el-m{n:03d}":
         bad(f"memories: line {n} has id {mid}, expected el-m{n:03d}")
     if mid in M:
         bad(f"memories: duplicate id {mid}")
@@ -97,9 +113,13 @@ for n, r in enumerate(mems, 1):
     except (KeyError, ValueError, TypeError):
         bad(f"{mid}: bad created_at {r.get('created_at')}")
         r["_dt"] = START
-    if not isinstance(r.get("tags"), list) or not all(isinstance(t, str) for t in r.get("tags", [])):
+    if not isinstance(r.get("tags"), list) or not all(
+        isinstance(t, str) for t in r.get("tags", [])
+    ):
         bad(f"{mid}: tags must be a list of strings")
-    if not isinstance(r.get("file_refs"), list) or not all(isinstance(t, str) for t in r.get("file_refs", [])):
+    if not isinstance(r.get("file_refs"), list) or not all(
+        isinstance(t, str) for t in r.get("file_refs", [])
+    ):
         bad(f"{mid}: file_refs must be a list of strings")
 
 
@@ -217,7 +237,10 @@ for r in nc:
         if frozenset((a, b)) in seen_pairs:
             bad(f"{w}: also labelled in pairs.jsonl")
         if a not in stale and b not in stale:
-            bad(f"{w}: neither side is stale (expected a follow-up conflicting with an already-replaced note)")
+            bad(
+                f"{w}: neither side is stale "
+                "(expected a follow-up conflicting with an already-replaced note)"
+            )
 
 # ------------------------------------------------------------------ queries
 queries = load("queries.jsonl")
@@ -246,21 +269,34 @@ for r in queries:
             if y not in rel:
                 bad(f"{qid}: {x} relevant but its duplicate {y} is not")
     if r.get("kind") == "file":
-        expect = sorted(mid for mid, m in M.items()
-                        if m["project"] == r.get("project") and r.get("query") in m["file_refs"] and mid not in stale)
+        expect = sorted(
+            mid
+            for mid, m in M.items()
+            if m["project"] == r.get("project")
+            and r.get("query") in m["file_refs"]
+            and mid not in stale
+        )
         if sorted(rel) != expect:
-            bad(f"{qid}: file query relevant {sorted(rel)} != non-stale memories referencing it {expect}")
+            bad(
+                f"{qid}: file query relevant {sorted(rel)} != "
+                f"non-stale memories referencing it {expect}"
+            )
     if r.get("kind") == "current-truth":
         replaced = [p for p in pairs if p.get("label") == "supersedes" and p.get("b") in rel]
         wrong = [p for p in pairs if p.get("label") == "contradiction" and p.get("holder") in rel]
         if not replaced and not wrong:
-            bad(f"{qid}: current-truth query without a superseded/wrong counterpart of a relevant memory")
+            bad(
+                f"{qid}: current-truth query without a superseded/wrong "
+                "counterpart of a relevant memory"
+            )
 
 # ------------------------------------------------------------------ context
 context = load("context.jsonl")
 cids = set()
 for r in context:
-    need_keys("context", r, ["id", "project", "file", "needed", "must_not"], optional=("error", "branch"))
+    need_keys(
+        "context", r, ["id", "project", "file", "needed", "must_not"], optional=("error", "branch")
+    )
     cid = r.get("id")
     if cid in cids:
         bad(f"context: duplicate id {cid}")
@@ -352,8 +388,21 @@ def resolve(phrase, d):
 
 
 for r in temporal:
-    need_keys("temporal", r, ["memory", "phrase", "expected_start", "expected_end", "question", "answer_date",
-                              "vague", "local_date", "utc_date"])
+    need_keys(
+        "temporal",
+        r,
+        [
+            "memory",
+            "phrase",
+            "expected_start",
+            "expected_end",
+            "question",
+            "answer_date",
+            "vague",
+            "local_date",
+            "utc_date",
+        ],
+    )
     mid = r.get("memory")
     w = f"temporal {mid} '{r.get('phrase')}'"
     if not exists(mid, w):
@@ -363,7 +412,7 @@ for r in temporal:
     dt = M[mid]["_dt"]
     if r.get("local_date") != dt.date().isoformat():
         bad(f"{w}: local_date should be {dt.date().isoformat()}")
-    if r.get("utc_date") != dt.astimezone(timezone.utc).date().isoformat():
+    if r.get("utc_date") != dt.astimezone(UTC).date().isoformat():
         bad(f"{w}: utc_date wrong")
     res = resolve(r.get("phrase", ""), dt.date())
     if res is None:
@@ -378,7 +427,7 @@ for r in temporal:
     if r.get("answer_date") != want_answer:
         bad(f"{w}: answer_date should be {want_answer}")
 
-# ------------------------------------------------------------------ optional: paths exist in history
+# ------------------------------------------------------- optional: paths exist in history
 ap = argparse.ArgumentParser()
 ap.add_argument("--mirrors", help="directory holding <owner>+<name>/repo git mirrors")
 args = ap.parse_args()
@@ -396,8 +445,12 @@ if args.mirrors:
         if not os.path.isdir(gitdir):
             bad(f"--mirrors: no mirror for {project} at {gitdir}")
             continue
-        out = subprocess.run(["git", "--git-dir", gitdir, "log", "--all", "--pretty=format:", "--name-only"],
-                             capture_output=True, text=True, check=False).stdout
+        out = subprocess.run(
+            ["git", "--git-dir", gitdir, "log", "--all", "--pretty=format:", "--name-only"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
         known = {line.strip() for line in out.splitlines() if line.strip()}
         for p in sorted(ps):
             if p not in known:
@@ -410,17 +463,32 @@ if problems:
     print(f"{len(problems)} problem(s)")
     sys.exit(1)
 
-rows = [("memories.jsonl", len(mems)), ("pairs.jsonl", len(pairs)), ("not_counted.jsonl", len(nc)),
-        ("duplicates.jsonl", len(dups)), ("dup_negatives.jsonl", len(dupneg)), ("queries.jsonl", len(queries)),
-        ("context.jsonl", len(context)), ("temporal.jsonl", len(temporal))]
+rows = [
+    ("memories.jsonl", len(mems)),
+    ("pairs.jsonl", len(pairs)),
+    ("not_counted.jsonl", len(nc)),
+    ("duplicates.jsonl", len(dups)),
+    ("dup_negatives.jsonl", len(dupneg)),
+    ("queries.jsonl", len(queries)),
+    ("context.jsonl", len(context)),
+    ("temporal.jsonl", len(temporal)),
+]
 for k, v in sorted(Counter(r["project"] for r in mems).items()):
     rows.append((f"memories: {k}", v))
 for k, v in sorted(Counter(r["label"] for r in pairs).items()):
     rows.append((f"pairs: {k}", v))
-rows.append(("pairs: contradiction with holder null",
-             sum(1 for r in pairs if r["label"] == "contradiction" and r["holder"] is None)))
-rows.append(("pairs: contradiction where the wrong note is the later one",
-             sum(1 for r in pairs if r["label"] == "contradiction" and r["holder"] == r["a"])))
+rows.append(
+    (
+        "pairs: contradiction with holder null",
+        sum(1 for r in pairs if r["label"] == "contradiction" and r["holder"] is None),
+    )
+)
+rows.append(
+    (
+        "pairs: contradiction where the wrong note is the later one",
+        sum(1 for r in pairs if r["label"] == "contradiction" and r["holder"] == r["a"]),
+    )
+)
 rows.append(("stale memories", len(stale)))
 for k, v in sorted(Counter(r["kind"] for r in queries).items()):
     rows.append((f"queries: {k}", v))
@@ -428,8 +496,12 @@ for k, v in sorted(Counter(r["kind"] for r in dups).items()):
     rows.append((f"duplicates: {k}", v))
 rows.append(("memories with empty file_refs", sum(1 for r in mems if not r["file_refs"])))
 rows.append(("temporal: vague", sum(1 for r in temporal if r["vague"])))
-rows.append(("temporal: local date differs from UTC date",
-             sum(1 for r in temporal if r["local_date"] != r["utc_date"])))
+rows.append(
+    (
+        "temporal: local date differs from UTC date",
+        sum(1 for r in temporal if r["local_date"] != r["utc_date"]),
+    )
+)
 offsets = Counter(r["created_at"][-6:] for r in mems)
 rows.append(("distinct UTC offsets", len(offsets)))
 print("| item | count |\n| --- | --- |")
