@@ -10,6 +10,7 @@ from app.cli.common import (
     CliState,
     cli,
     console,
+    counted,
     emit_json,
     err,
     handle_errors,
@@ -264,5 +265,7 @@ def embed(state: CliState, quiet: bool, wait: bool, as_json: bool) -> None:
     waiting = engram.store.pending_count(engram.embedder.model_id)
     if as_json:
         emit_json({"embedded": done, "waiting": waiting})
+    elif not quiet and done == waiting == 0:
+        say("nothing was waiting: every memory has its vector")
     elif not quiet:
-        say(f"embedded {done} memories; {waiting} still waiting")
+        say(f"embedded {counted(done, 'memory', 'memories')}; {waiting} still waiting")

@@ -113,7 +113,9 @@ def test_embed_catches_up_waiting_memories(corpus_cli: EngramCli) -> None:
     assert corpus_cli.json("embed") == {"embedded": 8, "waiting": 0}
     vectors.forget_cache()
     assert vectors.count(MODEL_ID) == before
-    assert "embedded 0 memories; 0 still waiting" in corpus_cli.ok("embed").stdout
+    assert "nothing was waiting: every memory has its vector" in corpus_cli.ok("embed").stdout
+    _sql(corpus_cli, "UPDATE memory SET embedded_model = NULL WHERE id = 'ledgerly-m00001'")
+    assert "embedded 1 memory; 0 still waiting" in corpus_cli.ok("embed").stdout
     assert corpus_cli.ok("embed", "--quiet").stdout == ""
 
 
