@@ -262,6 +262,14 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
                 found.update(row.id for row in query)
         return found
 
+    def written_times(self) -> dict[str, str]:
+        """Memory id → when its row was last written (added, imported or edited): when
+        Engram got what it holds, which for an imported note is long after the note's
+        own `created_at`."""
+        with self._reading():
+            query = MemoryRow.select(MemoryRow.id, MemoryRow.updated_at).tuples()
+            return dict(query.iterator())
+
     def iter_all(self, batch_size: int = 1000, project: str | None = None) -> Iterator[Memory]:
         """Every memory (only `project`'s, when given), oldest first, read in batches
         (export, reindex)."""

@@ -1,15 +1,16 @@
 """Retention, tiers, staleness and forgetting.
 
 Retention is a memory's chance of being needed: it halves every `half_life_days`
-(default 30) since its last use (or creation), and each retrieval, citation or use adds
+(default 30) since its last use, or else since Engram got it (added, imported or edited;
+a note dated later than that counts from its date), and each retrieval, citation or use adds
 an activation boost (0.1). Tiers follow it — hot ≥ 0.6, warm ≥ 0.3, cold below — and are
 applied automatically (they decide which searches see a memory). Pinned memories (the
 `pinned` tag) stay hot; archived ones stay archived.
 
 Staleness and forgetting only propose findings:
-- stale: at least 30 days old and never retrieved or cited (ignoring does not count);
+- stale: held for at least 30 days and never retrieved or cited (ignoring does not count);
   also retrieved often (≥ 5) but not changed for 6 months (worth refreshing);
-- forget: superseded, or unused for 90 days — archive it (never delete). A memory cited
+- forget: superseded, or unused in 90 days held — archive it (never delete). A memory cited
   in the last 14 days, or used recently, is never proposed.
 - unmatched: used before but not in the last 30 days, at least 30 days old, and none of
   its trigger words (title words, tags, code names that at most 5 % of its project's
@@ -88,9 +89,15 @@ def usage_by_memory(store: MemoryStore, until: datetime) -> dict[str, UsageSumma
 
 
 def retention(
-    memory: Memory, usage: UsageSummary | None, now: datetime, policy: RetentionPolicy
+    memory: Memory,
+    usage: UsageSummary | None,
+    now: datetime,
+    policy: RetentionPolicy,
+    written: str | None = None,
 ) -> float:
-    anchor = parse_time(memory.created_at)
+    """The memory's retention `now`, counted from its last use, or else from when Engram
+    got it (`written`, its row's last write), or else from when it was written down."""
+    anchor = known_since(memory, written, now)
     if usage is not None and usage.last_use is not None and usage.last_use > anchor:
         anchor = usage.last_use
     days = max(0.0, (now - anchor).total_seconds() / 86400)
@@ -98,6 +105,19 @@ def retention(
     uses = max(uses, memory.retrieval_count + memory.citation_count + memory.use_count)
     value = 0.5 ** (days / policy.half_life_days) + policy.activation_boost * uses
     return float(min(1.0, value))
+
+
+def known_since(memory: Memory, written: str | None, now: datetime) -> datetime:
+    """When Engram got the memory: its row's last write, or its `created_at` when that is
+    later (a note dated ahead). An import of two-year-old notes is new to Engram: dating
+    its retention from the notes' own dates sent most of them cold at the first cycle,
+    out of every standard search, and proposed all of them as never used. A write after
+    `now` (a cycle run as of an earlier day) says nothing about `now`."""
+    created = parse_time(memory.created_at)
+    if written is None:
+        return created
+    stored = parse_time(written)
+    return created if stored > now else max(created, stored)
 
 
 def tier_for(value: float, policy: RetentionPolicy) -> Tier:
@@ -114,6 +134,7 @@ def apply_tiers(
     """Recompute every current memory's tier; returns how many moved to each tier."""
     now = now or datetime.now(UTC)
     usage = usage_by_memory(store, now)
+    written = store.written_times()
     moves: dict[str, list[str]] = defaultdict(list)
     for memory in store.iter_all():
         if memory.tier is Tier.ARCHIVED:
@@ -121,7 +142,8 @@ def apply_tiers(
         if PINNED_TAG in memory.tags:
             target = Tier.HOT
         else:
-            target = tier_for(retention(memory, usage.get(memory.id), now, policy), policy)
+            value = retention(memory, usage.get(memory.id), now, policy, written.get(memory.id))
+            target = tier_for(value, policy)
         if target is not memory.tier:
             moves[target.value].append(memory.id)
     store.set_tiers(moves)
@@ -158,6 +180,7 @@ def staleness_findings(
 ) -> list[Finding]:
     now = now or datetime.now(UTC)
     usage = usage_by_memory(store, now)
+    written = store.written_times()
     findings: list[Finding] = []
     searches: RecentSearches | None = None
     for memory in store.iter_all():
@@ -167,14 +190,15 @@ def staleness_findings(
         if protected(summary, now, policy) or PINNED_TAG in memory.tags:
             continue
         age = (now - parse_time(memory.created_at)).days
+        known = (now - known_since(memory, written.get(memory.id), now)).days  # days held
         used = summary is not None and summary.last_use is not None
         if memory.superseded:
             findings.append(_forget(memory, f"superseded by {memory.superseded_by}", "superseded"))
         elif not used and memory.retrieval_count + memory.citation_count == 0:
-            reason = f"never retrieved or cited; {age} days old"
-            if age >= policy.forget_after_days:
+            reason = f"never retrieved or cited in {known} days; {age} days old"
+            if known >= policy.forget_after_days:
                 findings.append(_forget(memory, reason, "unused"))
-            elif age >= policy.stale_after_days:  # flagged for review, not yet archived
+            elif known >= policy.stale_after_days:  # flagged for review, not yet archived
                 findings.append(_forget(memory, reason, "stale", recommended="skip"))
         else:
             idle_days = None
@@ -199,7 +223,7 @@ def staleness_findings(
                         detail={"age_days": age, "uses": summary.uses},
                     )
                 )
-            elif age >= policy.stale_after_days and not _accessed_recently(memory, now, policy):
+            elif known >= policy.stale_after_days and not _accessed_recently(memory, now, policy):
                 if searches is None:
                     searches = RecentSearches.load(store, now)
                 finding = _unmatched(memory, searches, idle_days)

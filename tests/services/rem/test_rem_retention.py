@@ -102,3 +102,22 @@ def test_archiving_goes_through_an_accepted_finding(engram: Engram) -> None:
     findings.save([finding])
     assert answer(service, findings, finding, "archive")
     assert service.store.get("unused").tier is Tier.ARCHIVED  # archived, not deleted
+
+
+def test_old_notes_imported_today_count_from_the_import(store: MemoryStore) -> None:
+    """Notes written two years ago and imported today are new to Engram: the first cycle
+    keeps them in the tiers standard searches read and proposes none as never used; 100
+    days later, still unused, they are cold and proposed like any other."""
+    now = datetime.now(UTC)
+    for number in range(3):
+        store.add(make_memory(f"note {number}", id=f"n{number}", created_at=days_ago(700)))
+    apply_tiers(store, now + timedelta(days=1))
+    assert {store.get(f"n{n}").tier for n in range(3)} == {Tier.HOT}
+    assert staleness_findings(store, now + timedelta(days=1)) == []
+    later = now + timedelta(days=100)
+    apply_tiers(store, later)
+    assert {store.get(f"n{n}").tier for n in range(3)} == {Tier.COLD}
+    assert {f.kind for f in staleness_findings(store, later)} == {"unused"}
+    # Replayed as of an earlier day (before the import), the notes' own dates count.
+    apply_tiers(store, NOW)
+    assert {store.get(f"n{n}").tier for n in range(3)} == {Tier.COLD}

@@ -166,6 +166,9 @@ def test_a_real_store_records_searches_and_auto_never_archives(engram: Any) -> N
             created_at=days_ago(120, now),
         )
     )
+    service.store.database.execute_sql(  # stored when it was written, not today
+        "UPDATE memory SET updated_at = ? WHERE id = 'celery'", [days_ago(120, now)]
+    )
     use(service.store, "celery", 40, now)
     for query in unrelated(MIN_RECENT_SEARCHES):
         service.search(query, MemoryFilter(project="shop"))
