@@ -236,11 +236,16 @@ def add(
         if asking and ask(f"  Does it replace {old.id}?", default=False):
             confirmed.append(old.id)
     _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
-    if candidates and not asking:
+    if candidates and not asking and any(c.kind == "supersedes" for c in candidates):
         say(
-            "  (open proposals until you decide: search ranks the new memory first; "
-            f"`engram edit {memory.id} --supersedes ID` if it replaces, "
+            "  (open proposals until you decide: search ranks the new memory above what it "
+            f"may replace; `engram edit {memory.id} --supersedes ID` if it replaces, "
             "`engram contradictions resolve` if not)"
+        )
+    elif candidates and not asking:  # a contradiction names no holder: nothing is reranked
+        say(
+            "  (open until you decide: both are kept and marked as disagreeing; "
+            "`engram contradictions resolve` says which holds)"
         )
 
 

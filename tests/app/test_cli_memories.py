@@ -339,6 +339,19 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     shown = engram_cli.ok("add", "3.8 is gone, 3.9 is the floor now.", "-p", "httpx").stdout
     assert f"this may replace {old}" in shown
     assert "--supersedes ID" in shown  # no terminal: the command to confirm it, no prompt
+    assert "search ranks the new memory above what it may replace" in shown
+    # Passed on ("FYI") against the note that quotes the setting: a contradiction, which
+    # reranks nothing, and the hint says so.
+    engram_cli.add(
+        "The pool keeps `max_keepalive_connections = 20` (DEFAULT_LIMITS in _config.py).",
+        "-p", "pool", "-t", "constraint", "--title", "keep-alive pool size",
+    )  # fmt: skip
+    relayed = engram_cli.ok(
+        "add", "FYI the keep-alive pool size is 10 now.", "-p", "pool", "--title",
+        "keep-alive pool size",
+    ).stdout  # fmt: skip
+    assert "this may contradict" in relayed and "search ranks" not in relayed
+    assert "both are kept and marked as disagreeing" in relayed
     quiet = engram_cli.json("add", "3.8 is gone for good.", "-p", "httpx", "--no-check")
     assert quiet["may_replace"] == []
 
