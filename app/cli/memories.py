@@ -338,7 +338,28 @@ def list_(
         # Deep and exhaustive listings hold history too: say which no longer holds.
         replaced = f"[replaced by {memory.superseded_by}] " if memory.superseded_by else ""
         say(line(row, replaced + memory.title))
-    say(f"{len(memories)} of {engram.store.count(flt)} memories")
+    say(f"{len(memories)} of {engram.store.count(flt)} memories{_beyond_mode(engram, flt)}")
+
+
+def _beyond_mode(engram: Any, flt: Any) -> str:
+    """How many more the same filter finds in what its mode leaves out (colder tiers,
+    replaced memories), as a hint: a project whose older notes went cold is not smaller
+    than it looks."""
+    from dataclasses import replace
+
+    from services.types import RetrievalMode, Tier
+
+    if flt.mode is RetrievalMode.EXHAUSTIVE:
+        return ""
+    everything = engram.store.count(replace(flt, mode=RetrievalMode.EXHAUSTIVE))
+    hidden = everything - engram.store.count(flt)
+    if not hidden:
+        return ""
+    left = [t.value for t in Tier if t not in flt.mode.tiers]
+    if flt.mode is not RetrievalMode.DEEP:  # deep lists replaced memories too
+        left.append("replaced")
+    kinds = left[0] if len(left) == 1 else f"{', '.join(left[:-1])} or {left[-1]}"
+    return f" ({hidden} more are {kinds}: --mode exhaustive)"
 
 
 @cli.command()

@@ -142,6 +142,13 @@ def test_list_mode_chooses_tiers(corpus_cli: EngramCli) -> None:
     deep = set(corpus_cli.ids("--mode", "deep"))
     assert "shipit-m00002" in deep and "shipit-m00001" not in deep
     assert len(corpus_cli.ids("--mode", "exhaustive")) == 30
+    footer = corpus_cli.ok("list", "--limit", 3).stdout.strip().splitlines()[-1]
+    assert footer == "3 of 28 memories (2 more are cold, archived or replaced: --mode exhaustive)"
+    assert (
+        corpus_cli.ok("list", "--mode", "exhaustive", "-n", 3)
+        .stdout.strip()
+        .endswith("3 of 30 memories")
+    )
 
 
 def test_list_rejects_a_bad_date(corpus_cli: EngramCli) -> None:
