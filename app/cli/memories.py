@@ -347,8 +347,6 @@ def _beyond_mode(engram: Any, flt: Any) -> str:
     than it looks."""
     from dataclasses import replace
 
-    from services.types import RetrievalMode, Tier
-
     if flt.mode is RetrievalMode.EXHAUSTIVE:
         return ""
     everything = engram.store.count(replace(flt, mode=RetrievalMode.EXHAUSTIVE))
