@@ -22,6 +22,7 @@ from app.cli.common import (
     pass_state,
     project_option,
     say,
+    waits,
 )
 
 if TYPE_CHECKING:
@@ -153,5 +154,4 @@ def _tell(
         say(f"worded by {report.model}")
     if report.proposed and not report.dry_run:
         count = len(report.proposed)
-        waits = "waits" if count == 1 else "wait"
-        say(f"{counted(count, 'proposal')} {waits} for you: engram rem review")
+        say(f"{counted(count, 'proposal')} {waits(count)} for you: engram rem review")

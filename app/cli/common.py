@@ -279,6 +279,11 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     return f"{count} {noun if count == 1 else (plural or noun + 's')}"
 
 
+def waits(count: int) -> str:
+    """The verb for `count` things waiting: "1 finding waits", "3 findings wait"."""
+    return "waits" if count == 1 else "wait"
+
+
 def shortened(text: str, width: int) -> str:
     """`text` on one line, cut to `width` characters with "…" where it was cut."""
     text = " ".join(text.split())

@@ -236,13 +236,15 @@ def add(
         if asking and ask(f"  Does it replace {old.id}?", default=False):
             confirmed.append(old.id)
     _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
-    if candidates and not asking and any(c.kind == "supersedes" for c in candidates):
+    if not candidates or asking:
+        return
+    if any(c.kind == "supersedes" for c in candidates):
         say(
             "  (open proposals until you decide: search ranks the new memory above what it "
             f"may replace; `engram edit {memory.id} --supersedes ID` if it replaces, "
             "`engram contradictions resolve` if not)"
         )
-    elif candidates and not asking:  # a contradiction names no holder: nothing is reranked
+    else:  # a contradiction names no holder: nothing is reranked
         say(
             "  (open until you decide: both are kept and marked as disagreeing; "
             "`engram contradictions resolve` says which holds)"
@@ -338,19 +340,19 @@ def list_(
         # Deep and exhaustive listings hold history too: say which no longer holds.
         replaced = f"[replaced by {memory.superseded_by}] " if memory.superseded_by else ""
         say(line(row, replaced + memory.title))
-    say(f"{len(memories)} of {engram.store.count(flt)} memories{_beyond_mode(engram, flt)}")
+    total = engram.store.count(flt)
+    say(f"{len(memories)} of {total} memories{_beyond_mode(engram, flt, total)}")
 
 
-def _beyond_mode(engram: Any, flt: Any) -> str:
-    """How many more the same filter finds in what its mode leaves out (colder tiers,
-    replaced memories), as a hint: a project whose older notes went cold is not smaller
-    than it looks."""
+def _beyond_mode(engram: Any, flt: Any, total: int) -> str:
+    """How many more than `total` the same filter finds in what its mode leaves out
+    (colder tiers, replaced memories), as a hint: a project whose older notes went cold
+    is not smaller than it looks."""
     from dataclasses import replace
 
     if flt.mode is RetrievalMode.EXHAUSTIVE:
         return ""
-    everything = engram.store.count(replace(flt, mode=RetrievalMode.EXHAUSTIVE))
-    hidden = everything - engram.store.count(flt)
+    hidden = engram.store.count(replace(flt, mode=RetrievalMode.EXHAUSTIVE)) - total
     if not hidden:
         return ""
     left = [t.value for t in Tier if t not in flt.mode.tiers]

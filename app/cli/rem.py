@@ -17,6 +17,7 @@ from app.cli.common import (
     pass_state,
     say,
     stdin_is_terminal,
+    waits,
 )
 
 
@@ -146,9 +147,8 @@ def report(state: CliState, as_json: bool) -> None:
         for community in communities[:5]:
             line = f"{community['id']} ({community['project']}, {community['size']} memories)"
             say(f"  {line}: {community['label']}")
-    waits = "waits" if len(pending) == 1 else "wait"
     hint = ": engram rem review" if pending else ""
-    say(f"{counted(len(pending), 'finding')} {waits} for you{hint}")
+    say(f"{counted(len(pending), 'finding')} {waits(len(pending))} for you{hint}")
     for finding in pending:
         say(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
 
@@ -199,8 +199,7 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
                 )
             except click.Abort:  # Ctrl-D / Ctrl-C: stop here; what was answered stays
                 left = len(pending) - number + 1
-                waits = "waits" if left == 1 else "wait"
-                say(f"\nstopped; {counted(left, 'finding')} still {waits}")
+                say(f"\nstopped; {counted(left, 'finding')} still {waits(left)}")
                 return
         try:
             changed = answer(context.service, findings, finding, choice)

@@ -145,7 +145,7 @@ def kind_of(earlier: PairText, later: PairText, features: Mapping[str, float]) -
     version weeks later), unless it only relays what it says against an earlier note
     that shows it (`relayed_over`); otherwise `contradiction` (two notes that cannot
     both hold, neither saying it replaces the other)."""
-    if relayed_over(shown_of(earlier), shown_of(later)):
+    if relayed_over(_shown(earlier), _shown(later)):
         return "contradiction"
     weeks_apart = features.get("gap_days", 0.0) >= math.log1p(14)
     if later.change or features.get("old_value_named", 0.0):
@@ -155,5 +155,5 @@ def kind_of(earlier: PairText, later: PairText, features: Mapping[str, float]) -
     return "contradiction"
 
 
-def shown_of(text: PairText) -> Shown:
+def _shown(text: PairText) -> Shown:
     return shown_by(text.memory.title, text.memory.content[:READ_CHARS])
