@@ -119,13 +119,20 @@ def _later_co_holders(
 
 def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> SearchResponse:
     """Each result an open conflict says was replaced moves just below its replacement
-    (which joins the results when the search missed it) and is marked `outdated_by`."""
+    (which joins the results when the search missed it) and is marked `outdated_by`.
+    A replacement that only the fitted scorer guessed (no cue in the wording) moves
+    first only when the search found it too: the guess may be wrong, and a note the
+    query does not match placed first answers another question (corpus-2k: a guess
+    between template notes on two functions put the note on the other function first
+    for 5 queries that named the first). The result is marked all the same."""
     results = list(response.results)
     if not results:
         return response
     outdated = replaced_by(store, [r.memory.id for r in results])
     if not outdated:
         return response
+    guessed = _guessed_replacements(store, outdated)
+    found_ids = {r.memory.id for r in results}
     holders = store.get_many(sorted(set(outdated.values())))
     ordered: list[SearchResult] = []
     placed: set[str] = set()
@@ -134,7 +141,12 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
         if memory_id in placed:
             continue
         holder = outdated.get(memory_id)
-        if holder is not None and holder not in placed and holder in holders:
+        if (
+            holder is not None
+            and holder not in placed
+            and holder in holders
+            and (holder in found_ids or (memory_id, holder) not in guessed)
+        ):
             present = next((r for r in results if r.memory.id == holder), None)
             winner = present or SearchResult(holders[holder], result.score, result.breakdown)
             ordered.append(winner)
@@ -144,6 +156,18 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
         ordered.append(result)
         placed.add(memory_id)
     return replace(response, results=ordered[: max(limit, len(results))])
+
+
+def _guessed_replacements(store: MemoryStore, outdated: dict[str, str]) -> set[tuple[str, str]]:
+    """The (replaced, holder) pairs of `outdated` whose open conflict is a scorer guess."""
+    found = set()
+    for row in table.open_rows_about(store, sorted(outdated)):
+        record = record_of(row)
+        if record.scorer_guess and record.holder in (record.a, record.b):
+            loser = record.b if record.holder == record.a else record.a
+            if outdated.get(loser) == record.holder:
+                found.add((loser, record.holder))
+    return found
 
 
 def declare(store: MemoryStore, winner_id: str, loser_ids: Iterable[str]) -> list[Memory]:

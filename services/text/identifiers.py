@@ -2,7 +2,8 @@
 
 A query names identifiers when it has backticked spans, camelCase or PascalCase words
 with an inner capital, snake_case or SCREAMING_CASE, dotted names (`os.path`,
-`refunds.py`), dotfiles (`.golangci.yml`), paths (`src/app/main.py`) or calls (`name(`).
+`refunds.py`), dotfiles (`.golangci.yml`), paths (`src/app/main.py`), calls (`name(`) or
+files named without an extension by convention (`Makefile`, `justfile`, `Dockerfile`).
 
 Only the first MAX_QUERY_CHARS characters of a query are read: a search names its
 identifiers there (the retriever uses the first few), and a pasted log of megabytes
@@ -21,6 +22,14 @@ _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 # the name a `file_refs` entry holds, so `golangci.yml` alone would never match it.
 # Only where a word starts (a method call `.json()` or a glob `*.json` is not one).
 _DOTFILE = re.compile(r"(?<![^\s`'\"(\[])\.[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*(?![\w/(-])")
+# Files that by convention have no extension: a query naming one names a file, as a
+# query naming `src/app.py` does (their names are neither dotted nor code-cased).
+_EXTENSIONLESS_FILE = re.compile(
+    r"(?<![\w./-])(?:GNUmakefile|makefile|justfile|Dockerfile|Containerfile|Gemfile|Rakefile|"
+    r"Procfile|Jenkinsfile|Vagrantfile|Brewfile|Podfile|Pipfile|Earthfile|Tiltfile|Snakefile|"
+    r"Caddyfile|CODEOWNERS)(?![\w.-])",
+    re.IGNORECASE,
+)
 _CAMEL = re.compile(r"\b[a-z][a-z0-9]*[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b")
 _SNAKE = re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
@@ -49,7 +58,7 @@ def query_identifiers(query: str) -> list[str]:
             found.append((match.start(1), span))
         else:
             found.extend((match.start(1), word) for word in words if _looks_like_code(word))
-    for pattern in (_PATH, _DOTFILE, _DOTTED, _CAMEL, _SNAKE):
+    for pattern in (_PATH, _DOTFILE, _DOTTED, _CAMEL, _SNAKE, _EXTENSIONLESS_FILE):
         found.extend((m.start(), m.group()) for m in pattern.finditer(query))
     found.extend((m.start(1), m.group(1)) for m in _CALL.finditer(query))
     seen: set[str] = set()
@@ -129,7 +138,11 @@ def mentions_as_code(text: str, name: str) -> bool:
 
 def matches_file_ref(identifier: str, file_refs: list[str]) -> bool:
     """True when a path-like identifier names one of `file_refs` (exactly, by suffix, or
-    by a glob the ref declares)."""
+    by a glob the ref declares), or names a file that has no extension by convention
+    (`makefile` is the ref `build/Makefile`: such names are typed in any case)."""
+    if _EXTENSIONLESS_FILE.fullmatch(identifier):
+        name = identifier.lower()
+        return any(ref.rsplit("/", 1)[-1].lower() == name for ref in file_refs)
     if "/" not in identifier and "." not in identifier:
         return False
     for ref in file_refs:

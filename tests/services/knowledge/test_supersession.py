@@ -128,6 +128,55 @@ def test_search_ranks_the_holder_of_an_open_conflict_first(engram: Engram) -> No
     assert marked[new.id] is None
 
 
+SLOW_TESTS = dict(
+    title="Style rule for refunds.py",
+    content="Mark the slow tests for `patch_locked_refund` so `pytest -q` stays fast.",
+    created_at="2026-06-19T10:00:00+00:00",
+    type="convention",
+    project="ledgerly",
+)
+TIMESTAMPS = dict(
+    title="Design choice in refunds.py",
+    content="We store refund timestamps in UTC, starting with `refund_window_open`.",
+    created_at="2026-10-09T10:00:00+00:00",
+    type="decision",
+    project="ledgerly",
+)
+
+
+@pytest.mark.parametrize(
+    ("evidence", "pulled_in"),
+    [
+        ({"scorer": 0.93, "cue_score": 0.0, "score": 0.93}, False),  # the scorer's guess
+        ({"scorer": 0.93, "cue_score": 0.9, "score": 0.93}, True),  # the wording says so
+        ({}, True),  # recorded by a person or an older judge
+    ],
+)
+def test_a_guessed_replacement_the_search_missed_is_not_pulled_in_first(
+    engram: Engram, evidence: dict[str, float], pulled_in: bool
+) -> None:
+    """A query that finds only the old note: a replacement that the wording names is
+    brought in above it; one that only the fitted scorer guessed is not (it would
+    answer another question), and the old note is marked "may be outdated"."""
+    engram.indexer.on_indexed = None  # the conflict is this test's own
+    old = engram.service.add(SLOW_TESTS)
+    new = engram.service.add(TIMESTAMPS)
+    a, b = contradictions.ordered(old, new)
+    with engram.store.writing():
+        table.record_flag(
+            engram.store, a.id, b.id, "supersedes", new.id, "2026-11-01", json.dumps(evidence)
+        )
+    response = engram.service.search(
+        "patch_locked_refund", MemoryFilter(project="ledgerly"), limit=1
+    )
+    ranked = [r.memory.id for r in response.results]
+    assert ranked == ([new.id] if pulled_in else [old.id])  # the first `limit` of them
+    if not pulled_in:
+        assert response.results[0].outdated_by == new.id
+    both = engram.service.search("refunds", MemoryFilter(project="ledgerly"), limit=2)
+    assert [r.memory.id for r in both.results] == [new.id, old.id]  # found: current first
+
+
 def test_the_surest_of_several_open_conflicts_names_the_replacement(engram: Engram) -> None:
     old = engram.service.add(FLOOR_OLD)
     loose = engram.service.add({**UNRELATED, "created_at": "2025-06-29T10:00:00+00:00"})

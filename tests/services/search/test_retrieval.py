@@ -117,6 +117,30 @@ def test_a_dotfile_query_names_the_memory_whose_file_refs_list_it(engram: Any) -
     assert found.results[0].breakdown.matched_identifiers == (".golangci.yml",)
 
 
+def test_a_file_named_without_an_extension_is_a_file_the_query_names(engram: Any) -> None:
+    """`justfile`, `Makefile`: a query naming one names the file, as `src/app.py` would:
+    the note whose file_refs list it scores for the file, one that mentions it does not."""
+    engram.service.add(
+        {
+            "id": "recipe",
+            "type": "workflow",
+            "file_refs": ["justfile"],
+            "content": "`just downgrade-for-msrv` does nothing now; the pins are gone.",
+        }
+    )
+    engram.service.add(
+        {
+            "id": "passing",
+            "type": "pitfall",
+            "content": "The justfile MSRV job failed; the justfile pins the time crate.",
+        }
+    )
+    found = {r.memory.id: r.breakdown for r in engram.service.search("justfile").results}
+    assert found["recipe"].named_file == 1.0
+    assert found["recipe"].matched_identifiers == ("justfile",)
+    assert found["passing"].named_file == 0.0
+
+
 def test_a_question_spelling_out_an_acronym_finds_the_note_that_uses_it(engram: Any) -> None:
     engram.service.add(
         {"id": "msrv", "type": "constraint", "content": "MSRV is 1.78; CI checks it."}

@@ -79,6 +79,10 @@ filler = st.lists(st.text(_LOWER, min_size=1, max_size=8), max_size=6).map(" ".j
         ("wait... and then", []),
         ("calling .json() in a callback", ["json"]),
         ("No matches for wildcard '*.json'", []),
+        ("justfile", ["justfile"]),
+        ("what does the Makefile lint target run", ["Makefile"]),
+        ("dockerfile base image", ["dockerfile"]),
+        ("profile the makefiles of the build", []),  # no such file name
     ],
 )
 def test_examples(query: str, expected: list[str]) -> None:
@@ -187,6 +191,10 @@ def test_mentions_respects_token_boundaries(identifier: str, before: str, after:
         ("store.py", [], False),
         (".golangci.yml", [".golangci.yml"], True),
         (".golangci.yml", ["tools/.golangci.yml"], True),
+        ("justfile", ["justfile"], True),  # a file without an extension by convention
+        ("makefile", ["build/Makefile"], True),  # typed in any case
+        ("Makefile", ["docs"], False),
+        ("Makefile", ["Makefile.am"], False),
     ],
 )
 def test_matches_file_ref(identifier: str, refs: list[str], expected: bool) -> None:
