@@ -31,32 +31,55 @@ def character_classes(text: str) -> int:
     )
 
 
-_WORD_PART = re.compile(r"[A-Z]?[a-z]+")
-_VOWELS = frozenset("aeiou")
+# Letter pairs common in English words: the most frequent pairs, together 90 % of all the
+# pairs in the 21,358 lower-case words of MiniLM's WordPiece vocabulary. A word is made
+# mostly of these; a run of random letters ("tugfpest", "iaaynda") mostly is not.
+_COMMON_PAIRS = frozenset(
+    """
+    ab ac ad ag ai al am an ap ar as at au av ay ba be bi bl bo br bu ca ce ch ci ck cl co
+    cr ct cu da de di do dr ds du ea ec ed ee ef eg ei el em en ep er es et ev ex ey fa fe
+    fi fl fo fr ga ge gh gi go gr gu ha he hi ho ia ic id ie if ig il im in io ip ir is it
+    iv ke ki la ld le li ll lo ls lt lu ly ma mb me mi mm mo mp na nc nd ne ng ni nn no ns
+    nt oc od og ol om on oo op or os ot ou ov ow pa pe ph pi pl po pp pr pt qu ra rc rd re
+    rg ri rm rn ro rr rs rt ru ry sa sc se sh si sl so sp ss st su ta te th ti tl to tr ts
+    tt tu ty ua uc ue ui ul um un ur us ut va ve vi wa we wi
+    """.split()
+)
+_WORD_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_COMMON_SHARE = 0.6  # of a part's letter pairs, for the part to read as a word
+
+
+def _word_like(part: str) -> bool:
+    letters = part.lower()
+    if len(letters) < 3:
+        return False
+    pairs = [letters[i : i + 2] for i in range(len(letters) - 1)]
+    return sum(pair in _COMMON_PAIRS for pair in pairs) >= _COMMON_SHARE * len(pairs)
 
 
 def wordiness(text: str) -> float:
-    """Share of `text` in word-like parts (3+ letters, lower case after a first capital,
-    with a vowel) once split at camel case, digits and punctuation: near 1 for
-    `getUserToken`, low for random tokens. Capital runs never count: random capitals
-    often hold a vowel."""
+    """Share of `text` in word-like parts once split at camel case, digits and
+    punctuation: parts of 3+ letters made mostly of letter pairs common in English
+    words. Near 1 for `getUserToken` or `HTTP_PROXY_HOST`, low for random tokens. (A
+    part with a vowel was taken for a word before: random lower-case runs often have
+    one, so about 1 in 5 random 16-character keys of lower case and digits was kept.)"""
     if not text:
         return 0.0
-    covered = sum(
-        len(part)
-        for part in _WORD_PART.findall(text)
-        if len(part) >= 3 and part.isalpha() and not _VOWELS.isdisjoint(part)
-    )
+    covered = sum(len(part) for part in _WORD_PART.findall(text) if _word_like(part))
     return covered / len(text)
+
+
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 
 
 def looks_random(value: str, min_length: int = 16) -> bool:
     """A value a machine made: long, no spaces, high entropy, letters mixed with digits
-    or cases, and not a run of words."""
+    or cases, and not a run of words. Hexadecimal has 16 symbols, so its bar for entropy
+    is lower (3 bits a character kept about 1 in 7 random 16-character hex keys)."""
     return (
         len(value) >= min_length
         and not any(c.isspace() for c in value)
-        and shannon_entropy(value) >= 3.0
+        and shannon_entropy(value) >= (2.5 if _HEX.fullmatch(value) else 3.0)
         and character_classes(value) >= 2
         and wordiness(value) < 0.6
     )
