@@ -313,6 +313,8 @@ class EngramTools:
             key: result.get(key)
             for key in ("id", "type", "project", "title", "created_at", "score", "outdated_by")
         }
+        if result.get("disagrees_with"):  # open conflicts that name no holder
+            kept["disagrees_with"] = result["disagrees_with"]
         if result.get("follows"):  # the answer to a question found just before it
             kept["follows"] = result["follows"]
         if rank < SHOW_CONTENT_OF and "content" in result:

@@ -26,6 +26,9 @@ def search_text(found: dict[str, Any]) -> str:
         )
         if result.get("outdated_by"):
             lines.append(f"   may be outdated: see {result['outdated_by']}")
+        if result.get("disagrees_with"):
+            others = ", ".join(result["disagrees_with"])
+            lines.append(f"   disagrees with {others}: which holds is not decided yet")
         if result.get("content") and result["content"] != result["title"]:
             cut = " …(get_memory for the rest)" if result.get("content_cut") else ""
             lines.append("   " + result["content"].replace("\n", "\n   ") + cut)

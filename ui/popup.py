@@ -122,6 +122,16 @@ def why_matched(result: Any) -> str:
     return " · ".join(parts) or "related"
 
 
+def truth_note(result: Any) -> str:
+    """What an open conflict says of a result, as search says it ("" when nothing)."""
+    notes = []
+    if result.outdated_by:
+        notes.append(f"may be outdated — see {result.outdated_by}")
+    if result.disagrees_with:
+        notes.append(f"disagrees with {', '.join(result.disagrees_with)}; which holds is open")
+    return " · ".join(notes)
+
+
 class ResultRow(QFrame):
     def __init__(self, result: Any, query: str) -> None:
         super().__init__()
@@ -141,7 +151,13 @@ class ResultRow(QFrame):
         body = QLabel(f"<span style='color:#2d3748'>{snippet(memory.content, query)}</span>")
         body.setWordWrap(True)
         title.setWordWrap(True)
-        for label in (title, meta, body):
+        labels = [title, meta, body]
+        note = truth_note(result)
+        if note:
+            labels.insert(2, QLabel(f"<span style='color:#b7791f'>⚠ {html.escape(note)}</span>"))
+            labels[2].setObjectName("truth")
+            labels[2].setWordWrap(True)
+        for label in labels:
             label.setTextFormat(Qt.TextFormat.RichText)
             layout.addWidget(label)
         meta.setStyleSheet("font-size: 12px;")

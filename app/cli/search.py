@@ -44,6 +44,7 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
         "title": memory.title,
         "created_at": memory.created_at,
         "outdated_by": result.outdated_by,
+        "disagrees_with": list(result.disagrees_with),
         "superseded_by": memory.superseded_by,
         "follows": result.follows,
         "breakdown": {
@@ -237,6 +238,11 @@ def search(
             out.print(
                 f"    [yellow]may be outdated — see {result.outdated_by}[/yellow] "
                 f"(`engram contradictions list`)"
+            )
+        if result.disagrees_with:
+            out.print(
+                f"    [yellow]disagrees with {', '.join(result.disagrees_with)}[/yellow] "
+                f"(open: `engram contradictions resolve`)"
             )
         if memory.id in refuted:
             out.print(f"    [yellow]⚠ it {shown(refuted[memory.id])}[/yellow]")

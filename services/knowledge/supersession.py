@@ -18,6 +18,7 @@ from services.knowledge import contradictions
 from services.knowledge.conflict_records import (
     FLAG_AT,
     SCORED_NEIGHBOURS,
+    Contradiction,
     reading_of,
     record_of,
 )
@@ -119,7 +120,8 @@ def _later_co_holders(
 
 def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> SearchResponse:
     """Each result an open conflict says was replaced moves just below its replacement
-    (which joins the results when the search missed it) and is marked `outdated_by`.
+    (which joins the results when the search missed it) and is marked `outdated_by`;
+    one an open conflict without a holder disputes is marked `disagrees_with`.
     A replacement that only the fitted scorer guessed (no cue in the wording) moves
     first only when the search found it too: the guess may be wrong, and a note the
     query does not match placed first answers another question (corpus-2k: a guess
@@ -128,10 +130,21 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
     results = list(response.results)
     if not results:
         return response
-    outdated = replaced_by(store, [r.memory.id for r in results])
+    asked = [r.memory.id for r in results]
+    records = [record_of(row) for row in table.open_rows_about(store, asked)]
+    if not records:
+        return response
+    disputes = _disputes(records, set(asked))
+    if disputes:
+        results = [
+            replace(r, disagrees_with=disputes[r.memory.id]) if r.memory.id in disputes else r
+            for r in results
+        ]
+        response = replace(response, results=results)
+    outdated = replaced_by(store, asked)
     if not outdated:
         return response
-    guessed = _guessed_replacements(store, outdated)
+    guessed = _guessed_replacements(records, outdated)
     found_ids = {r.memory.id for r in results}
     holders = store.get_many(sorted(set(outdated.values())))
     ordered: list[SearchResult] = []
@@ -158,11 +171,26 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
     return replace(response, results=ordered[: max(limit, len(results))])
 
 
-def _guessed_replacements(store: MemoryStore, outdated: dict[str, str]) -> set[tuple[str, str]]:
-    """The (replaced, holder) pairs of `outdated` whose open conflict is a scorer guess."""
+def _disputes(records: Iterable[Contradiction], asked: set[str]) -> dict[str, tuple[str, ...]]:
+    """Memory id (of `asked`) → the memories it disagrees with in the open conflicts
+    `records` that name no holder ("may contradict" proposals among them)."""
+    found: dict[str, list[str]] = {}
+    for record in records:
+        if record.holder in (record.a, record.b):
+            continue
+        for side, other in ((record.a, record.b), (record.b, record.a)):
+            if side in asked and other not in found.get(side, []):
+                found.setdefault(side, []).append(other)
+    return {memory_id: tuple(others) for memory_id, others in found.items()}
+
+
+def _guessed_replacements(
+    records: Iterable[Contradiction], outdated: dict[str, str]
+) -> set[tuple[str, str]]:
+    """The (replaced, holder) pairs of `outdated` whose open conflict in `records` is a
+    scorer guess."""
     found = set()
-    for row in table.open_rows_about(store, sorted(outdated)):
-        record = record_of(row)
+    for record in records:
         if record.scorer_guess and record.holder in (record.a, record.b):
             loser = record.b if record.holder == record.a else record.a
             if outdated.get(loser) == record.holder:

@@ -57,6 +57,9 @@ class SearchResult:
     score: float
     breakdown: ScoreBreakdown
     outdated_by: str | None = None  # an open conflict says this memory replaced it
+    # Open conflicts that name no holder: memories this one disagrees with, which of them
+    # holds not decided yet.
+    disagrees_with: tuple[str, ...] = ()
     follows: str | None = None  # the question (a memory ending in "?") this one answers
 
 

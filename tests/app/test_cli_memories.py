@@ -363,6 +363,30 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     assert quiet["may_replace"] == []
 
 
+def test_search_marks_memories_that_disagree_until_it_is_decided(engram_cli: Any) -> None:
+    """A "may contradict" proposal names no holder: search reranks nothing but says, on
+    each side, which memory it disagrees with, until the user resolves it."""
+    old = engram_cli.add(
+        "The pool keeps `max_keepalive_connections = 20` (DEFAULT_LIMITS in _config.py).",
+        "-p", "pool", "-t", "constraint", "--title", "keep-alive pool size",
+    )  # fmt: skip
+    new = engram_cli.json(
+        "add", "FYI the keep-alive pool size is 10 now.", "-p", "pool", "--title",
+        "keep-alive pool size",
+    )  # fmt: skip
+    assert [c["kind"] for c in new["may_replace"]] == ["contradiction"]
+    found = engram_cli.json("search", "keep-alive pool size", "-p", "pool")["results"]
+    marks = {r["id"]: r["disagrees_with"] for r in found}
+    assert marks == {old: [new["id"]], new["id"]: [old]}
+    assert all(r["outdated_by"] is None for r in found)
+    shown = engram_cli.ok("search", "keep-alive pool size", "-p", "pool").stdout
+    assert f"disagrees with {new['id']}" in shown
+    (conflict,) = engram_cli.json("contradictions", "list")["contradictions"]
+    engram_cli.ok("contradictions", "resolve", str(conflict["id"]), "-r", "both_valid")
+    found = engram_cli.json("search", "keep-alive pool size", "-p", "pool")["results"]
+    assert all(r["disagrees_with"] == [] for r in found)
+
+
 def test_delete_without_a_terminal_needs_yes_whatever_the_input(engram_cli: Any) -> None:
     kept = engram_cli.add("Keep me.", "--no-check")
     for answer in ("n\n", "y\n", ""):

@@ -197,6 +197,30 @@ def test_a_new_memory_lists_what_it_may_replace_and_the_assistant_confirms(
     assert [r["id"] for r in found["results"]] == [new_id]  # the old one no longer holds
 
 
+def test_search_says_which_memories_disagree_while_it_is_open(
+    served: tuple[Any, CommandRunner],
+) -> None:
+    server, _ = served
+    old = ok(
+        server,
+        "add_memory",
+        {
+            "content": "The pool keeps `max_keepalive_connections = 20` (DEFAULT_LIMITS).",
+            "type": "constraint",
+            "title": "keep-alive pool size",
+        },
+    )["id"]
+    new = ok(
+        server,
+        "add_memory",
+        {"content": "FYI the keep-alive pool size is 10 now.", "title": "keep-alive pool size"},
+    )["id"]
+    found = call(server, "search", {"query": "keep-alive pool size"})
+    marks = {r["id"]: r.get("disagrees_with") for r in found.structured_content["results"]}
+    assert marks == {old: [new], new: [old]}
+    assert f"disagrees with {new}: which holds is not decided yet" in found.content[0].text
+
+
 def test_a_failed_command_is_a_tool_error_with_its_message(
     served: tuple[Any, CommandRunner],
 ) -> None:

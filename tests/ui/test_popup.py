@@ -238,3 +238,26 @@ def test_why_a_result_matched_names_each_part_of_its_score() -> None:
     spoken = SearchResult(memory, 0.2, ScoreBreakdown(0.0, 0.0, 0.0, speaker=1.0))
     assert why_matched(spoken) == "said by the person named"
     assert why_matched(SearchResult(memory, 0.0, ScoreBreakdown(0.0, 0.0, 0.0))) == "related"
+
+
+def test_a_result_an_open_conflict_questions_says_so(qtbot: Any) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    from ui.popup import ResultRow, truth_note
+
+    memory = make_memory("Open PRs against v2.", id="old", title="base branch")
+    plain = SearchResult(memory, 0.5, ScoreBreakdown(0.4, 0.0, 0.0))
+    outdated = SearchResult(memory, 0.5, ScoreBreakdown(0.4, 0.0, 0.0), outdated_by="new")
+    disputed = SearchResult(
+        memory, 0.5, ScoreBreakdown(0.4, 0.0, 0.0), disagrees_with=("other", "third")
+    )
+    assert truth_note(plain) == ""
+    assert truth_note(outdated) == "may be outdated — see new"
+    assert truth_note(disputed) == "disagrees with other, third; which holds is open"
+    row = ResultRow(outdated, "branch")
+    qtbot.addWidget(row)
+    (shown,) = [label for label in row.findChildren(QLabel) if label.objectName() == "truth"]
+    assert "may be outdated — see new" in shown.text()
+    quiet = ResultRow(plain, "branch")
+    qtbot.addWidget(quiet)
+    assert not [label for label in quiet.findChildren(QLabel) if label.objectName() == "truth"]
