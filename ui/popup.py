@@ -100,7 +100,7 @@ def snippet(content: str, query: str, limit: int = SNIPPET_CHARS) -> str:
 # The parts of a score the popup names without a number, and how it says each.
 _PRIORS_SAID = (
     ("intent", "type asked for"),
-    ("named_project", "project named"),
+    ("named_project", "the query's project"),  # named in it, or implied by its words
     ("asked_time", "written then"),
     ("says_when", "says when"),
     ("says_change", "says what changed"),

@@ -100,6 +100,7 @@ CONTRADICTION = [
         "created_at": "2026-07-03T09:30:00+02:00",
     },
 ]
+OUTDATED_QUERY = "how long does fetch_rates wait"
 WALLPAPER = "gradient:#e9eef5-#c3cedc"
 
 
@@ -312,6 +313,25 @@ def shoot_review_contradiction(desktop_app: DesktopApp) -> None:
     dialog.close()
 
 
+def shoot_popup_outdated(desktop_app: DesktopApp) -> None:
+    """The popup on the open contradiction of review-contradiction.png: the memory it
+    says was replaced comes second, marked "may be outdated"."""
+    popup = desktop_app.popup
+    popup.present()
+    popup.resize(*POPUP_SIZE)
+    popup.query.clear()
+    popup.query.setFocus()
+    QTest.keyClicks(popup.query, OUTDATED_QUERY)
+    wait_until(
+        lambda: popup.answered_query == OUTDATED_QUERY and bool(popup.results), "search results"
+    )
+    if not any(r.outdated_by for r in popup.results):
+        raise RuntimeError("no result is marked outdated")
+    popup.list.setCurrentRow(0)
+    shoot(popup, "popup-outdated.png")
+    popup.hide()
+
+
 def shoot_add_memory() -> None:
     def not_saved(_data: dict[str, object]) -> None:
         raise AssertionError("the screenshot dialog does not save")
@@ -394,6 +414,7 @@ def main() -> int:
         shoot_add_memory()
         shoot_add_replaces(desktop_app)
         shoot_review_contradiction(desktop_app)
+        shoot_popup_outdated(desktop_app)
     finally:
         if desktop_app is not None:
             desktop_app.quit()

@@ -237,6 +237,9 @@ def test_why_a_result_matched_names_each_part_of_its_score() -> None:
     assert why_matched(changed) == "says what changed"
     spoken = SearchResult(memory, 0.2, ScoreBreakdown(0.0, 0.0, 0.0, speaker=1.0))
     assert why_matched(spoken) == "said by the person named"
+    # Named in the query or implied by its words: "project named" was shown for both.
+    implied = SearchResult(memory, 0.2, ScoreBreakdown(0.0, 0.0, 0.0, named_project=1.0))
+    assert why_matched(implied) == "the query's project"
     assert why_matched(SearchResult(memory, 0.0, ScoreBreakdown(0.0, 0.0, 0.0))) == "related"
 
 
