@@ -29,6 +29,7 @@ from services.memory import Memory, now_iso, written_at
 from services.search.retrieval import SearchResponse, SearchResult
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
+from services.text.stacktrace import error_in_text, share_of_error_words
 from services.vectors.embeddings.base import Embedder
 from services.vectors.index import VectorIndex
 
@@ -126,7 +127,9 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
     first only when the search found it too: the guess may be wrong, and a note the
     query does not match placed first answers another question (corpus-2k: a guess
     between template notes on two functions put the note on the other function first
-    for 5 queries that named the first). The result is marked all the same."""
+    for 5 queries that named the first); nor when the search is a pasted error that the
+    result quotes more of than the guessed replacement does (a fix for another error).
+    The result is marked all the same."""
     results = list(response.results)
     if not results:
         return response
@@ -146,6 +149,7 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
         return response
     guessed = _guessed_replacements(records, outdated)
     found_ids = {r.memory.id for r in results}
+    error = error_in_text(response.query)
     holders = store.get_many(sorted(set(outdated.values())))
     ordered: list[SearchResult] = []
     placed: set[str] = set()
@@ -158,7 +162,10 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
             holder is not None
             and holder not in placed
             and holder in holders
-            and (holder in found_ids or (memory_id, holder) not in guessed)
+            and (
+                (memory_id, holder) not in guessed
+                or (holder in found_ids and not _quotes_less(holder, result, error, results))
+            )
         ):
             present = next((r for r in results if r.memory.id == holder), None)
             winner = present or SearchResult(holders[holder], result.score, result.breakdown)
@@ -169,6 +176,19 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
         ordered.append(result)
         placed.add(memory_id)
     return replace(response, results=ordered[: max(limit, len(results))])
+
+
+def _quotes_less(
+    holder: str, result: SearchResult, error: str | None, results: list[SearchResult]
+) -> bool:
+    """Whether the search pasted an error that `result` quotes more of than `holder`:
+    then the holder is about another error, whatever the guess says."""
+    if error is None:
+        return False
+    other = next(r.memory for r in results if r.memory.id == holder)
+    return share_of_error_words(error, _text_of(other)) < share_of_error_words(
+        error, _text_of(result.memory)
+    )
 
 
 def _disputes(records: Iterable[Contradiction], asked: set[str]) -> dict[str, tuple[str, ...]]:

@@ -68,3 +68,4 @@ class SearchResponse:
     results: list[SearchResult]
     metrics: SearchMetrics
     flags: list[str] = field(default_factory=list)
+    query: str = ""  # what was searched for (the result hooks read it)

@@ -263,7 +263,7 @@ class HybridRetriever:
         metrics.flags = flags
         if self.metrics_log is not None:
             self.metrics_log.record(metrics, query, flt.project)
-        return SearchResponse(results, metrics, flags)
+        return SearchResponse(results, metrics, flags, query)
 
     def _find_candidates(
         self,

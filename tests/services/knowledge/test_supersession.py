@@ -177,6 +177,51 @@ def test_a_guessed_replacement_the_search_missed_is_not_pulled_in_first(
     assert [r.memory.id for r in both.results] == [new.id, old.id]  # found: current first
 
 
+KEY_ERROR = dict(
+    title="Fix: TypeError reading scopedBoardKey",
+    content="`TypeError: Cannot read properties of undefined (reading 'scopedBoardKey')` "
+    "means the pin DTO omits `scopedBoardKey` for old records; default it first.",
+    created_at="2026-02-07T10:00:00+00:00",
+    type="fix",
+    project="pinboard",
+)
+CODE_ERROR = dict(
+    title="Fix: TypeError reading scopedBoardCode",
+    content="Resolved `TypeError: Cannot read properties of undefined (reading "
+    "'scopedBoardCode')` in `collectProratedBoard`: default it before rendering.",
+    created_at="2026-05-18T10:00:00+00:00",
+    type="fix",
+    project="pinboard",
+)
+
+
+@pytest.mark.parametrize(
+    ("evidence", "moved"),
+    [
+        ({"scorer": 0.99, "cue_score": 0.0, "score": 0.99}, False),  # the scorer's guess
+        ({}, True),  # recorded by a person or on the wording
+    ],
+)
+def test_a_guessed_replacement_quoting_another_error_stays_below_the_exact_one(
+    engram: Engram, evidence: dict[str, float], moved: bool
+) -> None:
+    """A pasted error: the note quoting it answers it; a guess that a note about
+    another error replaced it does not move that note above it."""
+    engram.indexer.on_indexed = None  # the conflict is this test's own
+    old = engram.service.add(KEY_ERROR)
+    new = engram.service.add(CODE_ERROR)
+    a, b = contradictions.ordered(old, new)
+    with engram.store.writing():
+        table.record_flag(
+            engram.store, a.id, b.id, "supersedes", new.id, "2026-06-01", json.dumps(evidence)
+        )
+    pasted = "TypeError: Cannot read properties of undefined (reading 'scopedBoardKey')"
+    response = engram.service.search(pasted, MemoryFilter(project="pinboard"))
+    ranked = [r.memory.id for r in response.results]
+    assert ranked[:2] == ([new.id, old.id] if moved else [old.id, new.id])
+    assert {r.memory.id: r.outdated_by for r in response.results}[old.id] == new.id
+
+
 def test_the_surest_of_several_open_conflicts_names_the_replacement(engram: Engram) -> None:
     old = engram.service.add(FLOOR_OLD)
     loose = engram.service.add({**UNRELATED, "created_at": "2025-06-29T10:00:00+00:00"})
