@@ -319,6 +319,16 @@ def test_add_supersedes_declares_at_once_and_refuses_unknown_ids(engram_cli: Any
     assert engram_cli.all_ids() == before  # nothing stored on a guess
 
 
+# A note quoting the setting, then one passing on ("FYI") another value of it.
+POOL_SETTING = (
+    "The pool keeps `max_keepalive_connections = 20` (DEFAULT_LIMITS in _config.py).",
+    "-p", "pool", "-t", "constraint", "--title", "keep-alive pool size",
+)  # fmt: skip
+POOL_HEARSAY = (
+    "FYI the keep-alive pool size is 10 now.", "-p", "pool", "--title", "keep-alive pool size",
+)  # fmt: skip
+
+
 def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     old = engram_cli.add(
         'We support Python 3.8 and up: `requires-python = ">=3.8"` in pyproject.toml.',
@@ -349,14 +359,8 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     assert "search ranks the new memory above what it may replace" in shown
     # Passed on ("FYI") against the note that quotes the setting: a contradiction, which
     # reranks nothing, and the hint says so.
-    engram_cli.add(
-        "The pool keeps `max_keepalive_connections = 20` (DEFAULT_LIMITS in _config.py).",
-        "-p", "pool", "-t", "constraint", "--title", "keep-alive pool size",
-    )  # fmt: skip
-    relayed = engram_cli.ok(
-        "add", "FYI the keep-alive pool size is 10 now.", "-p", "pool", "--title",
-        "keep-alive pool size",
-    ).stdout  # fmt: skip
+    engram_cli.add(*POOL_SETTING)
+    relayed = engram_cli.ok("add", *POOL_HEARSAY).stdout
     assert "this may contradict" in relayed and "search ranks" not in relayed
     assert "both are kept and marked as disagreeing" in relayed
     quiet = engram_cli.json("add", "3.8 is gone for good.", "-p", "httpx", "--no-check")
@@ -366,14 +370,8 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
 def test_search_marks_memories_that_disagree_until_it_is_decided(engram_cli: Any) -> None:
     """A "may contradict" proposal names no holder: search reranks nothing but says, on
     each side, which memory it disagrees with, until the user resolves it."""
-    old = engram_cli.add(
-        "The pool keeps `max_keepalive_connections = 20` (DEFAULT_LIMITS in _config.py).",
-        "-p", "pool", "-t", "constraint", "--title", "keep-alive pool size",
-    )  # fmt: skip
-    new = engram_cli.json(
-        "add", "FYI the keep-alive pool size is 10 now.", "-p", "pool", "--title",
-        "keep-alive pool size",
-    )  # fmt: skip
+    old = engram_cli.add(*POOL_SETTING)
+    new = engram_cli.json("add", *POOL_HEARSAY)
     assert [c["kind"] for c in new["may_replace"]] == ["contradiction"]
     found = engram_cli.json("search", "keep-alive pool size", "-p", "pool")["results"]
     marks = {r["id"]: r["disagrees_with"] for r in found}

@@ -23,6 +23,7 @@ from services.knowledge.conflict_scorer import (
     probability,
 )
 from services.knowledge.pair_features import FEATURES, features, read_pair_text, release
+from services.memory import Memory
 from services.storage import contradictions as table
 from tests.services.builders import make_memory
 
@@ -128,6 +129,22 @@ def test_search_ranks_the_holder_of_an_open_conflict_first(engram: Engram) -> No
     assert marked[new.id] is None
 
 
+def _replaced_by_the_second(
+    engram: Engram, first: dict[str, str], second: dict[str, str], evidence: dict[str, float]
+) -> tuple[Memory, Memory]:
+    """Both memories stored, and an open conflict (this test's own, with `evidence`)
+    saying the second replaced the first."""
+    engram.indexer.on_indexed = None
+    old = engram.service.add(first)
+    new = engram.service.add(second)
+    a, b = contradictions.ordered(old, new)
+    with engram.store.writing():
+        table.record_flag(
+            engram.store, a.id, b.id, "supersedes", new.id, "2026-11-01", json.dumps(evidence)
+        )
+    return old, new
+
+
 SLOW_TESTS = dict(
     title="Style rule for refunds.py",
     content="Mark the slow tests for `patch_locked_refund` so `pytest -q` stays fast.",
@@ -158,14 +175,7 @@ def test_a_guessed_replacement_the_search_missed_is_not_pulled_in_first(
     """A query that finds only the old note: a replacement that the wording names is
     brought in above it; one that only the fitted scorer guessed is not (it would
     answer another question), and the old note is marked "may be outdated"."""
-    engram.indexer.on_indexed = None  # the conflict is this test's own
-    old = engram.service.add(SLOW_TESTS)
-    new = engram.service.add(TIMESTAMPS)
-    a, b = contradictions.ordered(old, new)
-    with engram.store.writing():
-        table.record_flag(
-            engram.store, a.id, b.id, "supersedes", new.id, "2026-11-01", json.dumps(evidence)
-        )
+    old, new = _replaced_by_the_second(engram, SLOW_TESTS, TIMESTAMPS, evidence)
     response = engram.service.search(
         "patch_locked_refund", MemoryFilter(project="ledgerly"), limit=1
     )
@@ -207,14 +217,7 @@ def test_a_guessed_replacement_quoting_another_error_stays_below_the_exact_one(
 ) -> None:
     """A pasted error: the note quoting it answers it; a guess that a note about
     another error replaced it does not move that note above it."""
-    engram.indexer.on_indexed = None  # the conflict is this test's own
-    old = engram.service.add(KEY_ERROR)
-    new = engram.service.add(CODE_ERROR)
-    a, b = contradictions.ordered(old, new)
-    with engram.store.writing():
-        table.record_flag(
-            engram.store, a.id, b.id, "supersedes", new.id, "2026-06-01", json.dumps(evidence)
-        )
+    old, new = _replaced_by_the_second(engram, KEY_ERROR, CODE_ERROR, evidence)
     pasted = "TypeError: Cannot read properties of undefined (reading 'scopedBoardKey')"
     response = engram.service.search(pasted, MemoryFilter(project="pinboard"))
     ranked = [r.memory.id for r in response.results]
