@@ -169,12 +169,12 @@ TIMESTAMPS = dict(
         ({}, True),  # recorded by a person or an older judge
     ],
 )
-def test_a_guessed_replacement_the_search_missed_is_not_pulled_in_first(
+def test_a_guessed_replacement_is_not_pulled_in_for_code_it_does_not_name(
     engram: Engram, evidence: dict[str, float], pulled_in: bool
 ) -> None:
-    """A query that finds only the old note: a replacement that the wording names is
-    brought in above it; one that only the fitted scorer guessed is not (it would
-    answer another question), and the old note is marked "may be outdated"."""
+    """A query naming code that only the old note names: a replacement that the wording
+    names is brought in above it; one that only the fitted scorer guessed is not (it
+    would answer another question), and the old note is marked "may be outdated"."""
     old, new = _replaced_by_the_second(engram, SLOW_TESTS, TIMESTAMPS, evidence)
     response = engram.service.search(
         "patch_locked_refund", MemoryFilter(project="ledgerly"), limit=1
@@ -185,6 +185,12 @@ def test_a_guessed_replacement_the_search_missed_is_not_pulled_in_first(
         assert response.results[0].outdated_by == new.id
     both = engram.service.search("refunds", MemoryFilter(project="ledgerly"), limit=2)
     assert [r.memory.id for r in both.results] == [new.id, old.id]  # found: current first
+    # A question naming no code: the guess is brought in (on notes people write, the
+    # replacement is often worded so that the question misses it).
+    worded = engram.service.search(
+        "keep the slow tests out of the default run", MemoryFilter(project="ledgerly"), limit=1
+    )
+    assert [r.memory.id for r in worded.results] == [new.id]
 
 
 KEY_ERROR = dict(
