@@ -154,7 +154,7 @@ class MemoryTable(QAbstractTableModel):
                 memory.tier.value + (" (superseded)" if memory.superseded else ""),
                 memory.created_at[:10],
                 f"{memory.confidence:.2f}",
-                memory.title,
+                memory.title.replace("`", ""),  # the detail pane sets code in monospace
             )[column]
         if role == Qt.ItemDataRole.UserRole:  # sort keys
             return (

@@ -69,6 +69,19 @@ def test_lists_newest_first_and_sorts_by_column(browser: MemoryBrowser) -> None:
     assert visible_ids(browser) == ["m2", "m0", "m1"]  # convention, decision, pitfall
 
 
+def test_titles_show_without_backticks(qtbot: Any, browser: MemoryBrowser) -> None:
+    store = store_of(browser)
+    store.update("m1", {"title": "Dates from `parse_order_date` are naive"})
+    browser.refresh()
+    qtbot.waitUntil(lambda: "parse" in str(_title_of(browser, "m1")), timeout=5000)
+    assert _title_of(browser, "m1") == "Dates from parse_order_date are naive"
+
+
+def _title_of(browser: MemoryBrowser, memory_id: str) -> object:
+    row = next(i for i, m in enumerate(browser.model.memories) if m.id == memory_id)
+    return browser.model.data(browser.model.index(row, 5), Qt.ItemDataRole.DisplayRole)
+
+
 def test_filters_by_text_project_and_type(browser: MemoryBrowser) -> None:
     browser.search.setText("naive")
     assert visible_ids(browser) == ["m1"]
