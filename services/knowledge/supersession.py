@@ -41,7 +41,10 @@ ADDED = "when added"  # how a proposal recorded by `propose` says it was found
 
 
 def replaced_by(
-    store: MemoryStore, memory_ids: Iterable[str], kinds: Collection[str] | None = None
+    store: MemoryStore,
+    memory_ids: Iterable[str],
+    kinds: Collection[str] | None = None,
+    records: Sequence[Contradiction] | None = None,
 ) -> dict[str, str]:
     """Memory id → the memory an open conflict says holds instead of it (for every
     open conflict with a holder that involves one of `memory_ids`). A holder that a
@@ -49,12 +52,15 @@ def replaced_by(
     turn by the newest of them: the floor raised twice makes the first raise history.
     Where several open conflicts name a holder for one memory, the surest names it (a
     loose look-alike flagged beside the real change must not stand in for it). With
-    `kinds`, only open conflicts of those kinds count."""
+    `kinds`, only open conflicts of those kinds count. `records`: the open conflicts
+    about `memory_ids`, when the caller has read them already."""
     asked = list(dict.fromkeys(memory_ids))
+    if records is None:
+        records = _open_records(store, asked)
     found: dict[str, str] = {}
     surest: dict[str, float] = {}
     losers_of: dict[str, set[str]] = {}  # a holder among the asked → what it replaced
-    for loser, holder, score in _open_replacements(store, asked, kinds):
+    for loser, holder, score in _replacements(records, kinds):
         if score > surest.get(loser, -1.0):
             found[loser], surest[loser] = holder, score
         losers_of.setdefault(holder, set()).add(loser)
@@ -64,15 +70,18 @@ def replaced_by(
     return found
 
 
-def _open_replacements(
-    store: MemoryStore, memory_ids: Sequence[str], kinds: Collection[str] | None = None
+def _open_records(store: MemoryStore, memory_ids: Sequence[str]) -> list[Contradiction]:
+    """The open conflicts about `memory_ids`, newest first."""
+    return [record_of(row) for row in table.open_rows_about(store, memory_ids)]
+
+
+def _replacements(
+    records: Iterable[Contradiction], kinds: Collection[str] | None = None
 ) -> list[tuple[str, str, float]]:
-    """(replaced, holder, score) of every open conflict with a holder about
-    `memory_ids` (of `kinds`, when given), newest first; the score is the one recorded
-    when it was found."""
+    """(replaced, holder, score) of every conflict of `records` with a holder (of
+    `kinds`, when given); the score is the one recorded when it was found."""
     found: list[tuple[str, str, float]] = []
-    for row in table.open_rows_about(store, memory_ids):
-        record = record_of(row)
+    for record in records:
         if kinds is not None and record.kind not in kinds:
             continue
         if record.holder in (record.a, record.b):
@@ -95,7 +104,7 @@ def _later_co_holders(
     note that replaced the old toolchain) must not make the real replacement history."""
     replaced = {loser for losers in losers_of.values() for loser in losers}
     holders_of: dict[str, dict[str, float]] = {}
-    for loser, holder, score in _open_replacements(store, sorted(replaced), kinds):
+    for loser, holder, score in _replacements(_open_records(store, sorted(replaced)), kinds):
         if loser in replaced:
             known = holders_of.setdefault(loser, {})
             known[holder] = max(score, known.get(holder, -1.0))
@@ -137,7 +146,7 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
     if not results:
         return response
     asked = [r.memory.id for r in results]
-    records = [record_of(row) for row in table.open_rows_about(store, asked)]
+    records = _open_records(store, asked)
     if not records:
         return response
     disputes = _disputes(records, set(asked))
@@ -147,7 +156,7 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
             for r in results
         ]
         response = replace(response, results=results)
-    outdated = replaced_by(store, asked)
+    outdated = replaced_by(store, asked, records=records)
     if not outdated:
         return response
     guessed = _guessed_replacements(records, outdated)
