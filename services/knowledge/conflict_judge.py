@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from services.knowledge.conflict_records import (
@@ -101,6 +101,7 @@ class Judge:
         facts: dict[str, tuple[str, str, str]] | None = None,
         similarity: float | None = None,
         texts: tuple[PairText, PairText] | None = None,
+        restated: Callable[[Memory, Memory, dict[str, float]], float | None] | None = None,
     ) -> Verdict:
         a, b = ordered(a, b)
         reading_a, reading_b = readings if readings[0].id == a.id else readings[::-1]
@@ -111,7 +112,8 @@ class Judge:
             if text_a.memory.id != a.id:
                 text_a, text_b = text_b, text_a
             found = features(text_a, text_b, similarity, cues, weights)
-            flagged, scored = is_conflict(found, (text_a, text_b))
+            told_again = restated(a, b, found) if restated is not None else None
+            flagged, scored = is_conflict(found, (text_a, text_b), restated=told_again)
             if flagged and cue_score < FLAG_AT:
                 kind = kind_of(text_a, text_b, found)
                 # A supersession is the later note replacing the earlier: it holds.
@@ -202,6 +204,7 @@ def judge_pending(
                 found.facts,
                 similarity_of(found, a.id, b.id) if _scorer_may_flag(found, a.id, b.id) else None,
                 texts,
+                found.restated,
             )
             if leave_for_model and _model_could_tip(verdict):
                 continue

@@ -36,6 +36,7 @@ from services.knowledge.cues import (
     idf_weights,
 )
 from services.knowledge.pair_features import PairText, features, read_pair_text
+from services.knowledge.restatements import Vocabulary, restatement_of
 from services.memory import Memory
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore, current_by_project
@@ -54,6 +55,23 @@ class Scan:
     weights: dict[str | None, dict[str, float]] = field(default_factory=dict)
     pairs: dict[tuple[str, str], tuple[float | None, dict[str, Any]]] = field(default_factory=dict)
     facts: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    vocabularies: dict[str | None, Vocabulary] = field(default_factory=dict)
+
+    def vocabulary(self, project: str | None) -> Vocabulary | None:
+        """The vocabulary of `project`'s current memories, when a scan read them all
+        (the pairs judged alone have no project around them to read rare words from)."""
+        if not self.scanned:
+            return None
+        if project not in self.vocabularies:
+            members = (m for m in self.memories.values() if m.project == project)
+            self.vocabularies[project] = Vocabulary(members)
+        return self.vocabularies[project]
+
+    def restated(self, a: Memory, b: Memory, pair: dict[str, float]) -> float | None:
+        """The restatement scorer's probability for two memories of a scanned project
+        (`is_conflict`'s `restated`), else None."""
+        vocabulary = self.vocabulary(a.project)
+        return None if vocabulary is None else restatement_of(a, b, pair, vocabulary)
 
 
 def nearest_neighbours(
@@ -241,7 +259,8 @@ def _scored(
     a, b = found.memories[first], found.memories[second]
     texts = (_text(found, a), _text(found, b))
     found_features = features(*texts, similarity, cues, weights)
-    flagged, likely = is_conflict(found_features, texts)
+    restated = found.restated(a, b, found_features)
+    flagged, likely = is_conflict(found_features, texts, restated=restated)
     return flagged, likely + float(defaults_disagree(found_features))
 
 

@@ -12,7 +12,10 @@ included), and they are both about something that went wrong or both about a rul
 `restatement_probability` scores them with weights fitted on every hand-written
 development set at once (`bench/fit_restatements.py`, leave-one-set-out folds in
 `restatement_weights`). The duplicates operation proposes a pair this scorer or the
-duplicate scorer claims; conflict detection keeps the duplicate scorer alone.
+duplicate scorer claims. Where the conflict scorer also fires, the surer of the two
+decides (`conflict_scorer.restatement_claims`), in the REM scan and the duplicates
+operation, which read a whole project's vocabulary; the write-time replacement, which
+reads a memory and its few neighbours, keeps the duplicate scorer alone.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = [
     "RESTATEMENT_THRESHOLD",
     "Vocabulary",
     "restatement_features",
+    "restatement_of",
     "restatement_probability",
 ]
 
@@ -120,3 +124,11 @@ def restatement_probability(features: Mapping[str, float]) -> float:
     if features.get("quantity_clash", 0.0):
         return 0.0
     return logistic(features, restatement_weights.WEIGHTS, restatement_weights.BIAS)
+
+
+def restatement_of(
+    a: Memory, b: Memory, features: Mapping[str, float], vocabulary: Vocabulary
+) -> float:
+    """The restatement scorer's probability for two memories whose `pair_features` are
+    `features`, read against their project's `vocabulary`."""
+    return restatement_probability({**features, **restatement_features(a, b, vocabulary)})

@@ -18,14 +18,16 @@ leave-one-project-out fold on real-dev chose it). That scorer was fitted on real
 where a duplicate is nearly always two notes of one type; on sets other people wrote,
 half are one incident told as a pitfall and again as a lesson or fix, so the
 restatement scorer (`knowledge.restatements`, fitted on every development set) may
-claim a pair too. A pair passing the strict checks is
+claim a pair too, and takes it from the conflict scorer where it is the surer of the
+two (`restatement_claims`: one incident told again under its title reads to the
+conflict scorer as a replacement). A pair passing the strict checks is
 left to the contradictions operation only when the conflict scorer fires and the
 duplicate scorer does not. An identical title is a topic, not a sign of a duplicate
 (`duplicate_probability`). Measured (pairs, precision / recall; bench/duplicates.py,
 bench/real_dev.py --data DIR): real-dev 0.87 / 0.80; on seven sets others wrote, each
 measured with restatement weights fitted without it, 0.70 / 0.43 (0.65 / 0.31 with the
-duplicate scorer alone); held out, tenth-dev 1.00 / 0.63 and eighth-dev 1.00 / 0.38;
-corpus-2k 0.94 / 0.98.
+duplicate scorer alone); held out, tenth-dev 1.00 / 0.75, eleventh-dev 1.00 / 1.00
+and eighth-dev 1.00 / 0.38; corpus-2k 0.94 / 0.98.
 
 Pairs become groups (surest pairs first); a pair that would put into one group two
 notes that count one thing differently, or two that are neither a pair nor near in
@@ -63,8 +65,7 @@ from services.knowledge.quantities import quantity_clash
 from services.knowledge.restatements import (
     RESTATEMENT_THRESHOLD,
     Vocabulary,
-    restatement_features,
-    restatement_probability,
+    restatement_of,
 )
 from services.memory import Memory
 from services.storage import contradictions as recorded_conflicts
@@ -178,8 +179,7 @@ class _PairReader:
 
     def restated(self, a: str, b: str, pair: dict[str, float]) -> float:
         """The restatement scorer's probability for a pair with these `features`."""
-        extra = restatement_features(self.by_id[a], self.by_id[b], self.vocabulary)
-        return restatement_probability({**pair, **extra})
+        return restatement_of(self.by_id[a], self.by_id[b], pair, self.vocabulary)
 
     def text(self, memory_id: str) -> PairText:
         if memory_id not in self._texts:
@@ -282,7 +282,7 @@ def scored_pairs(
         )
         restated = reader.restated(*key, pair)
         claimed = likely >= bar or restated >= RESTATEMENT_THRESHOLD
-        if claimed and not is_conflict(pair, twins)[0]:
+        if claimed and not is_conflict(pair, twins, restated=restated)[0]:
             surest = max(likely, restated)
             found[key] = (surest, DuplicatePair(key[0], key[1], similarity, False, scored=True))
     ranked = sorted(found.values(), key=lambda item: -item[0])

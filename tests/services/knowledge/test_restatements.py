@@ -135,3 +135,94 @@ def test_a_restatement_written_the_same_day_is_proposed_too(
     notes = [PITFALL, same_day, OTHER, *FILLER]
     proposed = {(p.a, p.b) for p in duplicates.scored_pairs(notes, vectors)}
     assert ("lesson", "pitfall") in proposed
+
+
+SLEEP_PITFALL = make_memory(
+    "Calling `std::thread::sleep` inside an async fn blocks the whole worker thread: "
+    "every other task on it stalls until it returns. Use `tokio::time::sleep(...).await`, "
+    "or move blocking work into `tokio::task::spawn_blocking`.",
+    id="sleep-pitfall",
+    type="pitfall",
+    title="sleeping in async code",
+    project="shop",
+    created_at="2024-03-02T10:00:00Z",
+)
+SLEEP_LESSON = make_memory(
+    "Retro: the stalled websocket pings came from `std::thread::sleep` in a handler. It "
+    "freezes the worker thread for every task. Use `tokio::time::sleep` or "
+    "`spawn_blocking` for anything that blocks.",
+    id="sleep-lesson",
+    type="lesson",
+    title="sleeping in async code",
+    project="shop",
+    created_at="2025-09-20T10:00:00Z",
+)
+TOLD_TWICE = [SLEEP_PITFALL, SLEEP_LESSON, OTHER, *FILLER]
+
+
+def _judge_texts(notes: list) -> tuple:
+    from services.knowledge.contradictions import reading_of
+    from services.knowledge.cues import compare, idf_weights
+    from services.knowledge.pair_features import features, read_pair_text
+
+    readings = {m.id: reading_of(m) for m in notes}
+    weights = idf_weights(readings.values())
+    texts = (read_pair_text(SLEEP_PITFALL), read_pair_text(SLEEP_LESSON))
+    cues = compare(readings[SLEEP_PITFALL.id], readings[SLEEP_LESSON.id], weights)
+    return texts, (lambda cosine: features(*texts, cosine, cues, weights))
+
+
+def test_an_incident_told_again_under_its_title_is_no_conflict_when_the_restatement_is_surer(
+    told_twice_vectors: dict[str, np.ndarray],
+) -> None:
+    """A pitfall and the lesson written a year later under the same title read to the
+    conflict scorer (fitted where people keep a topic's title to write what changed) as
+    a replacement; the restatement scorer, which reads the project's rare words, is
+    surer that they tell one thing."""
+    from services.knowledge.conflict_scorer import is_conflict
+
+    texts, features_at = _judge_texts(TOLD_TWICE)
+    v = told_twice_vectors
+    pair = features_at(float(v["sleep-pitfall"] @ v["sleep-lesson"]))
+    restated = restatements.restatement_of(
+        SLEEP_PITFALL, SLEEP_LESSON, pair, Vocabulary(TOLD_TWICE)
+    )
+    assert is_conflict(pair, texts)[0]  # the conflict scorer alone flags it
+    assert not is_conflict(pair, texts, restated=restated)[0]
+    proposed = {(p.a, p.b) for p in duplicates.scored_pairs(TOLD_TWICE, told_twice_vectors)}
+    assert ("sleep-lesson", "sleep-pitfall") in proposed
+
+
+def test_the_surer_scorer_decides_between_a_restatement_and_a_conflict() -> None:
+    from services.knowledge.conflict_scorer import THRESHOLD, restatement_claims
+
+    bar = restatements.RESTATEMENT_THRESHOLD
+    assert not restatement_claims(bar - 0.01, 0.0)  # below its own bar: never
+    assert restatement_claims(0.99, THRESHOLD)  # far past its bar, the conflict just at it
+    assert not restatement_claims(min(0.999, bar + 0.01), 0.9999)  # the conflict is surer
+    assert restatement_claims(min(0.999, bar + 0.01), 0.9999, any_claim_wins=True)
+
+
+@pytest.fixture(scope="module")
+def told_twice_vectors() -> dict[str, np.ndarray]:
+    texts = [f"{m.title}\n{m.content}" for m in TOLD_TWICE]
+    embedded = OnnxMiniLMEmbedder().embed(texts)
+    return {
+        m.id: np.asarray(v, dtype=np.float32) for m, v in zip(TOLD_TWICE, embedded, strict=True)
+    }
+
+
+def test_a_scan_reads_restatements_only_over_a_project_it_read_whole() -> None:
+    """Rare words are rare within a project: a pair judged alone (queued on write, no
+    scan around it) has no vocabulary to read them from, so no restatement claim."""
+    from services.knowledge.conflict_scan import Scan
+
+    _, features_at = _judge_texts(TOLD_TWICE)
+    pair = features_at(0.8)
+    alone = Scan(memories={m.id: m for m in (SLEEP_PITFALL, SLEEP_LESSON)})
+    assert alone.restated(SLEEP_PITFALL, SLEEP_LESSON, pair) is None
+    scanned = Scan(memories={m.id: m for m in TOLD_TWICE}, scanned=True)
+    read = scanned.restated(SLEEP_PITFALL, SLEEP_LESSON, pair)
+    assert read == restatements.restatement_of(
+        SLEEP_PITFALL, SLEEP_LESSON, pair, Vocabulary(TOLD_TWICE)
+    )

@@ -57,7 +57,7 @@ def test_mutual_nearest_neighbours_are_proposed_from_a_lower_probability(
     between = (duplicates.MUTUAL_DUPLICATE_THRESHOLD + duplicates.DUPLICATE_THRESHOLD) / 2
     monkeypatch.setattr(duplicates, "RESTATEMENT_THRESHOLD", 2.0)  # the other scorer: off
     monkeypatch.setattr(duplicates, "duplicate_probability", lambda pair: between)
-    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts: (False, 0.0))
+    monkeypatch.setattr(duplicates, "is_conflict", lambda pair, texts, **how: (False, 0.0))
     assert [(p.a, p.b) for p in duplicates.scored_pairs(memories, vectors)] == [("a", "b")]
     below = duplicates.MUTUAL_DUPLICATE_THRESHOLD - 0.01
     monkeypatch.setattr(duplicates, "duplicate_probability", lambda pair: below)
