@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from services.errors import EngramError, NotFoundError, Problem, UserInputError
+from services.filters import MemoryFilter
 from services.knowledge import contradictions
 from services.knowledge.conflict_records import (
     FLAG_AT,
@@ -25,10 +26,11 @@ from services.knowledge.conflict_records import (
 from services.knowledge.conflict_scorer import is_conflict, kind_of
 from services.knowledge.cues import Cues, compare, describe_conflict
 from services.knowledge.pair_features import CHANGE, PairText, features, read_pair_text
+from services.knowledge.restatements import Vocabulary, restatement_of
 from services.memory import Memory, now_iso, written_at
 from services.search.retrieval import SearchResponse, SearchResult
 from services.storage import contradictions as table
-from services.storage.memories import MemoryStore
+from services.storage.memories import MemoryStore, current_by_project
 from services.text.identifiers import matches_file_ref, mentions
 from services.text.stacktrace import error_in_text, share_of_error_words
 from services.vectors.embeddings.base import Embedder
@@ -336,18 +338,30 @@ def likely_replaced(
     cosine = {m.id: float(unit_vector(stored[m.id]) @ vector) for m in others}
     closest = sorted(others, key=lambda m: -cosine[m.id])[:neighbours]
     new_text, new_reading = read_pair_text(memory), reading_of(memory)
+    vocabulary = _project_vocabulary(store, memory)
     found = []
     for other in closest:
         old_text = read_pair_text(other)
         cues = compare(reading_of(other), new_reading)
         pair = features(old_text, new_text, cosine[other.id], cues)
-        flagged, score = is_conflict(pair, (old_text, new_text))
+        restated = restatement_of(other, memory, pair, vocabulary) if vocabulary else None
+        flagged, score = is_conflict(pair, (old_text, new_text), restated=restated)
         if cues.score() >= FLAG_AT:
             flagged, score = True, max(score, cues.score())
         if flagged:
             kind = kind_of(old_text, new_text, pair)
             found.append(ReplaceCandidate(other, score, kind, why(old_text, new_text, cues)))
     return sorted(found, key=lambda c: -c.score)
+
+
+def _project_vocabulary(store: MemoryStore, memory: Memory) -> Vocabulary | None:
+    """The words of `memory`'s project, for the restatement scorer to tell its rare ones
+    (one incident told again reads as a replacement without them); none for a project
+    too large to read on every add, as the embed-time scan skips those."""
+    if store.count(MemoryFilter(project=memory.project)) > contradictions.NEW_SCAN_LIMIT:
+        return None
+    members = current_by_project(store, memory.project).get(memory.project, [])
+    return Vocabulary([*members, memory])
 
 
 def propose(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCandidate]) -> int:

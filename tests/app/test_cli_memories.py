@@ -367,6 +367,35 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     assert quiet["may_replace"] == []
 
 
+def test_an_incident_told_again_is_not_proposed_as_replacing_its_first_telling(
+    engram_cli: Any, tmp_path: Any
+) -> None:
+    """A lesson written a year after the pitfall, under its title, tells the same
+    incident: the restatement scorer, reading the project's rare words, is surer of that
+    than the conflict scorer is of a change, so `engram add` proposes nothing."""
+    first = {
+        "id": "sleep-pitfall", "type": "pitfall", "project": "shop",
+        "title": "sleeping in async code", "created_at": "2024-03-02T10:00:00Z",
+        "content": "Calling `std::thread::sleep` inside an async fn blocks the whole "
+        "worker thread: every other task on it stalls until it returns. Use "
+        "`tokio::time::sleep(...).await`, or move blocking work into "
+        "`tokio::task::spawn_blocking`.",
+    }  # fmt: skip
+    other = {"project": "shop", "type": "decision", "title": "payments"}
+    notes = [first, {**other, "content": "Payments go through the Stripe webhook."}]
+    source = tmp_path / "notes.jsonl"
+    source.write_text("\n".join(json.dumps(n) for n in notes), encoding="utf-8")
+    engram_cli.ok("import", source)
+    lesson = engram_cli.json(
+        "add", "Retro: the stalled websocket pings came from `std::thread::sleep` in a "
+        "handler. It freezes the worker thread for every task. Use `tokio::time::sleep` "
+        "or `spawn_blocking` for anything that blocks.",
+        "-p", "shop", "-t", "lesson", "--title", "sleeping in async code",
+    )  # fmt: skip
+    assert lesson["may_replace"] == []
+    assert engram_cli.json("contradictions", "list")["contradictions"] == []
+
+
 def test_search_marks_memories_that_disagree_until_it_is_decided(engram_cli: Any) -> None:
     """A "may contradict" proposal names no holder: search reranks nothing but says, on
     each side, which memory it disagrees with, until the user resolves it."""
