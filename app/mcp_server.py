@@ -346,7 +346,8 @@ class EngramTools:
     ) -> CallToolResult:
         """Remember something for later sessions. The answer lists `may_replace`:
         stored memories this one may replace, with a score and the reason; if it does
-        replace one, confirm with supersede_memory."""
+        replace one, confirm with supersede_memory. The same text as a stored memory of
+        the project is not stored twice: the answer is that memory, `already_stored`."""
         argv = [
             "add",
             "-",

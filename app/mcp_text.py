@@ -52,7 +52,10 @@ def memory_text(memory: dict[str, Any]) -> str:
 
 
 def stored_text(stored: dict[str, Any]) -> str:
-    lines = [f"stored {stored['id']}: {stored['title']}"]
+    if stored.get("already_stored"):
+        lines = [f"already stored as {stored['id']}: {stored['title']} (not stored again)"]
+    else:
+        lines = [f"stored {stored['id']}: {stored['title']}"]
     for old in stored.get("supersedes") or []:
         lines.append(f"it replaces {old}")
     candidates = stored.get("may_replace") or []

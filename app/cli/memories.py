@@ -145,6 +145,11 @@ def read_text_argument(value: str) -> str:
     is_flag=True,
     help="Do not look for memories the new one may replace (scripts, bulk adds).",
 )
+@click.option(
+    "--allow-copy",
+    is_flag=True,
+    help="Store it even when a current memory of the project has the same text.",
+)
 @project_option
 @json_option
 @pass_state
@@ -162,6 +167,7 @@ def add(
     memory_id: str | None,
     replaces: tuple[str, ...],
     no_check: bool,
+    allow_copy: bool,
     project: str | None,
     as_json: bool,
 ) -> None:
@@ -170,7 +176,12 @@ def add(
     Unless --supersedes or --no-check is given, the new memory is compared with its
     nearest neighbours: "this may replace X: <reason>" is printed (and, on a terminal,
     you are asked whether it does); --json lists them under "may_replace" with scores,
-    for a caller to confirm with `engram edit NEW --supersedes X`."""
+    for a caller to confirm with `engram edit NEW --supersedes X`.
+
+    The same text as a current memory of the project is not stored twice: "already
+    stored as X" is printed (--json: "already_stored": true and X's id), X gets the new
+    tags and file references, and --supersedes applies to X. --allow-copy (or --id)
+    stores it anyway."""
     data: dict[str, Any] = {
         "content": read_text_argument(content),
         "type": type_,
@@ -200,9 +211,14 @@ def add(
 
         named = files_named_in(f"{title or ''}\n{data['content']}", here.root)
         data["file_refs"] = list(dict.fromkeys([*data["file_refs"], *named]))
+    payload = {k: v for k, v in data.items() if v is not None}
+    copy = None if allow_copy or memory_id else engram.service.stored_copy(payload, project)
+    if copy is not None:
+        _already_stored(state, copy, payload, replaces, as_json)
+        return
     redacted: Counter[str] = Counter()
     memory = engram.service.add(
-        {k: v for k, v in data.items() if v is not None},
+        payload,
         default_project=project,
         embed=False,
         redacted=redacted,
@@ -249,6 +265,44 @@ def add(
             "  (open until you decide: both are kept and marked as disagreeing; "
             "`engram contradictions resolve` says which holds)"
         )
+
+
+def _already_stored(
+    state: CliState,
+    copy: Any,
+    payload: dict[str, Any],
+    replaces: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Report `copy`, the current memory that already holds the text being added, after
+    giving it what the add brought besides the text (tags, file references) and what it
+    said the text replaces."""
+    tags = list(dict.fromkeys([*copy.tags, *payload.get("tags", [])]))
+    files = list(dict.fromkeys([*copy.file_refs, *payload.get("file_refs", [])]))
+    engram = state.engram(embeds=True)
+    brought = [
+        *(t for t in tags if t not in copy.tags),
+        *(f for f in files if f not in copy.file_refs),
+    ]
+    if brought:
+        with state.vector_access() as held:
+            copy = engram.service.edit(copy.id, {"tags": tags, "file_refs": files}, embed=held)
+    superseded = _declare(engram, copy.id, replaces)
+    if as_json:
+        emit_json(
+            {
+                **memory_summary(copy),
+                "already_stored": True,
+                "supersedes": [m.id for m in superseded],
+                "may_replace": [],
+                "redacted": _say_redacted(Counter()),
+            }
+        )
+        return
+    say(f"already stored as {copy.id}: {copy.title} (not stored again; --allow-copy does)")
+    if brought:
+        say(f"  gave it what this add brought: {', '.join(brought)}")
+    _say_replaced(superseded, copy.id)
 
 
 def _say_redacted(redacted: Counter[str]) -> dict[str, Any]:

@@ -95,6 +95,20 @@ class MemoryService:
             self.indexer.index([memory])
         return memory
 
+    def stored_copy(
+        self, data: dict[str, Any], default_project: str | None = None
+    ) -> Memory | None:
+        """The current memory that already holds what `add(data)` would store: the same
+        project and, once secrets are redacted, the same text (an assistant told twice
+        to remember one thing). None when there is none or `data` is invalid (`add`
+        says what is wrong)."""
+        memory, _ = memory_from_dict(data, "memory", default_project)
+        if memory is None or self.incoming.size_problem(memory.title, memory.content):
+            return None
+        memory = self.incoming.memory(memory, Counter())
+        copies = self.store.current_with_text(memory.project, memory.content)
+        return copies[0] if copies else None
+
     def edit(
         self,
         memory_id: str,

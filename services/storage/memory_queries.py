@@ -20,6 +20,8 @@ from services.memory import Memory
 from services.storage.database import MemoryRow, SqliteStore, batches
 from services.storage.memory_rows import COLUMNS, columns_to_memory, row_to_memory
 
+_AROUND = " \t\r\n"  # whitespace around a text that does not make it another text
+
 
 class MemoryQueries(SqliteStore):
     """Filtered reads of the memories."""
@@ -181,6 +183,26 @@ class MemoryQueries(SqliteStore):
                 after[2] if after and after[0] - at <= within_s else None,
             )
         return found
+
+    def current_with_text(self, project: str | None, content: str) -> list[Memory]:
+        """Current (not superseded, not archived) memories of `project` whose text is
+        `content`, but for whitespace around it (text read from stdin ends in a newline),
+        oldest first: what storing `content` again would repeat."""
+        same_project = (
+            MemoryRow.project.is_null() if project is None else (MemoryRow.project == project)
+        )
+        with self._reading():
+            rows = (
+                MemoryRow.select()
+                .where(
+                    pw.fn.trim(MemoryRow.content, _AROUND) == content.strip(_AROUND),
+                    same_project,
+                    MemoryRow.superseded_by.is_null(),
+                    MemoryRow.tier != "archived",
+                )
+                .order_by(MemoryRow.created_ts, MemoryRow.id)
+            )
+            return [row_to_memory(row) for row in rows]
 
     def count(self, flt: MemoryFilter | None = None) -> int:
         with self._reading():

@@ -396,6 +396,38 @@ def test_an_incident_told_again_is_not_proposed_as_replacing_its_first_telling(
     assert engram_cli.json("contradictions", "list")["contradictions"] == []
 
 
+def test_the_same_text_is_stored_once_and_the_copy_gets_what_the_add_brought(
+    engram_cli: Any,
+) -> None:
+    text = "Payments go through the Stripe webhook, never by polling the API."
+    first = engram_cli.add(text, "-p", "shop")
+    shown = engram_cli.ok("add", text, "-p", "shop", "--tag", "billing").stdout
+    assert shown.startswith(f"already stored as {first}") and "billing" in shown
+    again = engram_cli.json("add", text, "-p", "shop", "--file-ref", "billing/hooks.py")
+    assert again["id"] == first and again["already_stored"] is True
+    assert engram_cli.ids("-p", "shop") == [first]
+    stored = engram_cli.json("show", first)
+    assert stored["tags"] == ["billing"] and stored["file_refs"] == ["billing/hooks.py"]
+    # Another project, or asked for: a second memory.
+    assert engram_cli.add(text, "-p", "other") != first
+    copy = engram_cli.json("add", text, "-p", "shop", "--allow-copy")
+    assert copy["id"] != first and "already_stored" not in copy
+    assert len(engram_cli.ids("-p", "shop")) == 2
+
+
+def test_text_stored_again_after_its_copy_stopped_holding_is_a_new_memory(
+    engram_cli: Any,
+) -> None:
+    """A superseded copy no longer holds: writing its text again says it holds again."""
+    old = engram_cli.add("Builds run on Node 18.", "-p", "web")
+    newer = engram_cli.add("Builds run on Node 20.", "-p", "web", "--supersedes", old)
+    back = engram_cli.json("add", "Builds run on Node 18.", "-p", "web", "--supersedes", newer)
+    assert back["id"] != old and back["supersedes"] == [newer]
+    # ... and the --supersedes of an add that repeats a current memory applies to it.
+    again = engram_cli.json("add", "Builds run on Node 18.", "-p", "web", "--supersedes", old)
+    assert again["id"] == back["id"] and again["already_stored"] is True
+
+
 def test_search_marks_memories_that_disagree_until_it_is_decided(engram_cli: Any) -> None:
     """A "may contradict" proposal names no holder: search reranks nothing but says, on
     each side, which memory it disagrees with, until the user resolves it."""

@@ -197,6 +197,19 @@ def test_a_new_memory_lists_what_it_may_replace_and_the_assistant_confirms(
     assert [r["id"] for r in found["results"]] == [new_id]  # the old one no longer holds
 
 
+def test_an_assistant_told_twice_to_remember_one_thing_stores_it_once(
+    served: tuple[Any, CommandRunner],
+) -> None:
+    server, _ = served
+    note = {"content": "Orders are exported nightly as CSV to the finance bucket."}
+    first = ok(server, "add_memory", note)
+    again = call(server, "add_memory", {**note, "tags": ["finance"]})
+    assert again.structured_content["id"] == first["id"]
+    assert again.structured_content["already_stored"] is True
+    assert again.content[0].text.startswith(f"already stored as {first['id']}")
+    assert ok(server, "get_memory", {"memory_id": first["id"]})["tags"] == ["finance"]
+
+
 def test_search_says_which_memories_disagree_while_it_is_open(
     served: tuple[Any, CommandRunner],
 ) -> None:

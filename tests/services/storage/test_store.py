@@ -86,6 +86,24 @@ def test_update_rejects_invalid_changes_and_keeps_the_record(store: MemoryStore)
         store.update("missing", {"content": "x"})
 
 
+def test_the_current_memories_with_a_text_are_those_a_new_copy_would_repeat(
+    store: MemoryStore,
+) -> None:
+    text = "Releases are cut from main on Tuesdays."
+    kept = store.add(make_memory(text, id="kept", project="p"))
+    store.add(make_memory(text, id="elsewhere", project="q"))
+    store.add(make_memory(text, id="old", project="p", superseded_by="kept"))
+    store.add(make_memory(text, id="archived", project="p", tier=Tier.ARCHIVED))
+    store.add(make_memory(text + " Or Wednesdays.", id="longer", project="p"))
+    store.add(make_memory(f"\n{text}\n", id="newline", project="p"))
+    assert [m.id for m in store.current_with_text("p", text)] == [kept.id, "newline"]
+    assert [m.id for m in store.current_with_text("p", f"  {text}\n")] == [kept.id, "newline"]
+    assert [m.id for m in store.current_with_text("q", text)] == ["elsewhere"]
+    assert store.current_with_text(None, text) == []
+    store.add(make_memory(text, id="nowhere", project=None))
+    assert [m.id for m in store.current_with_text(None, text)] == ["nowhere"]
+
+
 def test_delete(store: MemoryStore) -> None:
     keep = store.add(make_memory("keep this refund note"))
     gone = store.add(make_memory("delete this refund note " + "filler words " * 400))
