@@ -69,6 +69,11 @@ def stored_text(stored: dict[str, Any]) -> str:
         lines.append(
             f"if it does: supersede_memory(memory_id={stored['id']!r}, replaces=[…those ids])"
         )
+    for repeat in stored.get("may_repeat") or []:
+        lines.append(
+            f"it may repeat {repeat['id']} «{repeat['title']}» (score {repeat['score']:.2f}); "
+            "the duplicates review offers to merge them"
+        )
     redacted = stored.get("redacted") or {}
     if redacted.get("count"):
         lines.append(f"{redacted['count']} secrets were redacted before storing")

@@ -226,7 +226,9 @@ def add(
     redaction = _say_redacted(redacted)
     superseded = _declare(engram, memory.id, replaces)
     state.embed_waiting()
-    candidates = [] if replaces or no_check else _may_replace(engram, memory)
+    check = None if replaces or no_check else _check(engram, memory)
+    candidates = check.replaces if check is not None else []
+    repeats = check.repeats if check is not None else []
     asking = not as_json and stdin_is_terminal() and stdout_is_terminal() and content != "-"
     if not asking:  # open proposals: search ranks by them until someone decides
         _propose(engram, memory, candidates)
@@ -236,6 +238,7 @@ def add(
                 **memory_summary(memory),
                 "supersedes": [m.id for m in superseded],
                 "may_replace": [c.to_dict() for c in candidates],
+                "may_repeat": [c.to_dict() for c in repeats],
                 "redacted": redaction,
             }
         )
@@ -252,6 +255,11 @@ def add(
         if asking and ask(f"  Does it replace {old.id}?", default=False):
             confirmed.append(old.id)
     _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
+    for repeat in repeats:
+        say(
+            f"  this may repeat {repeat.memory.id} «{repeat.memory.title}» "
+            f"(score {repeat.score:.2f}; the duplicates review offers to merge them)"
+        )
     if not candidates or asking:
         return
     if any(c.kind == "supersedes" for c in candidates):
@@ -315,23 +323,23 @@ def _say_redacted(redacted: Counter[str]) -> dict[str, Any]:
     return redaction_json(redacted)
 
 
-def _may_replace(engram: Any, memory: Any) -> list[Any]:
-    """Memories the new one may replace; none when the vectors cannot be read (the
-    memory is stored either way, and the idle cycle looks again)."""
-    from services.knowledge.supersession import likely_replaced
+def _check(engram: Any, memory: Any) -> Any:
+    """Memories the new one may replace or repeat; None when the vectors cannot be read
+    (the memory is stored either way, and the idle cycle looks again)."""
+    from services.knowledge.write_check import check_added
 
     try:
-        return likely_replaced(engram.store, engram.vectors, engram.embedder, memory)
+        return check_added(engram.store, engram.vectors, engram.embedder, memory)
     except EngramError as error:
         err(f"could not look for memories it may replace: {error}")
-        return []
+        return None
 
 
 def _propose(engram: Any, memory: Any, candidates: list[Any]) -> None:
     """Keep what the new memory may replace as open proposals (never fails the add)."""
     if not candidates:
         return
-    from services.knowledge.supersession import propose
+    from services.knowledge.write_check import propose
 
     try:
         propose(engram.store, memory, candidates)

@@ -1,45 +1,32 @@
-"""What holds now, where memories are read and written: search ranks a memory that an
-open conflict says was replaced below its replacement (and marks it "may be outdated —
-see X"); a new memory is checked at once against its nearest neighbours ("this may
-replace X: …"); and the user can declare that a memory replaces others, which applies at
-once (history kept: `valid_to` and `superseded_by`, found again in deep and exhaustive
-modes)."""
+"""What holds now, where memories are read: search ranks a memory that an open conflict
+says was replaced below its replacement (and marks it "may be outdated — see X"); and
+the user can declare that a memory replaces others, which applies at once (history
+kept: `valid_to` and `superseded_by`, found again in deep and exhaustive modes). The
+check a new memory gets as it is written is `write_check`'s."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from services.errors import EngramError, NotFoundError, Problem, UserInputError
-from services.filters import MemoryFilter
+from services.errors import NotFoundError, Problem, UserInputError
 from services.knowledge import contradictions
 from services.knowledge.conflict_records import (
-    FLAG_AT,
-    SCORED_NEIGHBOURS,
     Contradiction,
-    reading_of,
     record_of,
 )
-from services.knowledge.conflict_scorer import is_conflict, kind_of
-from services.knowledge.cues import Cues, compare, describe_conflict
-from services.knowledge.pair_features import CHANGE, PairText, features, read_pair_text
-from services.knowledge.restatements import Vocabulary, restatement_of
 from services.memory import Memory, now_iso, written_at
 from services.search.retrieval import SearchResponse, SearchResult
 from services.storage import contradictions as table
-from services.storage.memories import MemoryStore, current_by_project
+from services.storage.memories import MemoryStore
 from services.text.identifiers import matches_file_ref, mentions
 from services.text.stacktrace import error_in_text, share_of_error_words
-from services.vectors.embeddings.base import Embedder
-from services.vectors.index import VectorIndex
 
 # Two later notes that replace one earlier note ("the floor is 3.9 now", then "3.9 is no
 # longer supported; 3.10") are steps of one change when written at least a day apart.
 CHAIN_STEP_S = 20 * 3600
-ADDED = "when added"  # how a proposal recorded by `propose` says it was found
 
 
 def replaced_by(
@@ -200,7 +187,7 @@ def _names_what_was_asked(holder: Memory, result: SearchResult) -> bool:
     """Whether `holder` names any of the code the query named that `result` names (or
     the query named none of it)."""
     asked = result.breakdown.matched_identifiers
-    text = _text_of(holder)
+    text = embedded_text(holder)
     return not asked or any(
         mentions(text, name) or matches_file_ref(name, holder.file_refs) for name in asked
     )
@@ -214,8 +201,8 @@ def _quotes_less(
     if error is None:
         return False
     other = next(r.memory for r in results if r.memory.id == holder)
-    return share_of_error_words(error, _text_of(other)) < share_of_error_words(
-        error, _text_of(result.memory)
+    return share_of_error_words(error, embedded_text(other)) < share_of_error_words(
+        error, embedded_text(result.memory)
     )
 
 
@@ -278,122 +265,7 @@ def declare(store: MemoryStore, winner_id: str, loser_ids: Iterable[str]) -> lis
     return [store.get(loser.id) for loser in losers]
 
 
-@dataclass(frozen=True)
-class ReplaceCandidate:
-    """An older memory that a new one may replace, with the scorer's probability and
-    the reason in words."""
-
-    memory: Memory
-    score: float
-    kind: str  # supersedes or contradiction
-    reason: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "id": self.memory.id,
-            "title": self.memory.title,
-            "score": round(self.score, 3),
-            "kind": self.kind,
-            "reason": self.reason,
-        }
-
-
-def likely_replaced(
-    store: MemoryStore,
-    vectors: VectorIndex,
-    embedder: Embedder,
-    memory: Memory,
-    neighbours: int = SCORED_NEIGHBOURS,
-) -> list[ReplaceCandidate]:
-    """The current memories of `memory`'s project, written before it, that it may replace
-    or contradict, best first. Candidates are its nearest neighbours in the vector index
-    and its best keyword matches (a memory whose vector is still being written is found
-    too); each is judged by the cues and the fitted scorers on its stored vector, or one
-    embedded now when it has none yet (a few ms each). Nothing is changed."""
-    vector = unit_vector(embedder.embed([_text_of(memory)])[0])
-    try:
-        hits = vectors.query(embedder.model_id, vector, neighbours * 3, [memory.project])
-    except EngramError:  # no index yet: the keyword matches still count
-        hits = []
-    near = [h.memory_id for h in hits]
-    lexical = store.lexical(f"{memory.title} {memory.content}", neighbours * 2, memory.project)
-    ids = [i for i in dict.fromkeys([*near, *(h.memory_id for h in lexical)]) if i != memory.id]
-    others = [
-        m
-        for m in store.get_many(ids).values()
-        if m.superseded_by is None
-        and m.project == memory.project
-        and written_at(m) <= written_at(memory)
-    ]
-    if not others:
-        return []
-    try:
-        stored = vectors.vectors_for(embedder.model_id, memory.project, [m.id for m in others])
-    except EngramError:
-        stored = {}
-    missing = [m for m in others if m.id not in stored]
-    if missing:
-        fresh = embedder.embed([_text_of(m) for m in missing])
-        stored.update((m.id, v) for m, v in zip(missing, fresh, strict=True))
-    cosine = {m.id: float(unit_vector(stored[m.id]) @ vector) for m in others}
-    closest = sorted(others, key=lambda m: -cosine[m.id])[:neighbours]
-    new_text, new_reading = read_pair_text(memory), reading_of(memory)
-    vocabulary = _project_vocabulary(store, memory)
-    found = []
-    for other in closest:
-        old_text = read_pair_text(other)
-        cues = compare(reading_of(other), new_reading)
-        pair = features(old_text, new_text, cosine[other.id], cues)
-        restated = restatement_of(other, memory, pair, vocabulary) if vocabulary else None
-        flagged, score = is_conflict(pair, (old_text, new_text), restated=restated)
-        if cues.score() >= FLAG_AT:
-            flagged, score = True, max(score, cues.score())
-        if flagged:
-            kind = kind_of(old_text, new_text, pair)
-            found.append(ReplaceCandidate(other, score, kind, why(old_text, new_text, cues)))
-    return sorted(found, key=lambda c: -c.score)
-
-
-def _project_vocabulary(store: MemoryStore, memory: Memory) -> Vocabulary | None:
-    """The words of `memory`'s project, for the restatement scorer to tell its rare ones
-    (one incident told again reads as a replacement without them); none for a project
-    too large to read on every add, as the embed-time scan skips those."""
-    if store.count(MemoryFilter(project=memory.project)) > contradictions.NEW_SCAN_LIMIT:
-        return None
-    members = current_by_project(store, memory.project).get(memory.project, [])
-    return Vocabulary([*members, memory])
-
-
-def propose(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCandidate]) -> int:
-    """Record `candidates` (found when `memory` was added, not confirmed) as open
-    proposals, as the idle cycle records what it finds: search ranks `memory` above a
-    memory it may replace and marks that one "may be outdated" until the user or the
-    review says, and the review lists each. A memory it may contradict gets no holder:
-    which of two notes that merely disagree is right is for the user to say. A pair
-    already recorded (judged as the memory was embedded, or decided) is left as it was.
-    Returns how many were recorded."""
-    now = now_iso()
-    recorded = 0
-    with store.writing():
-        for candidate in candidates:
-            earlier, later = contradictions.ordered(candidate.memory, memory)
-            if table.row_for_pair(store, earlier.id, later.id) is not None:
-                continue  # already judged (the cues' reading says more) or decided
-            holder = memory.id if candidate.kind == "supersedes" else None
-            evidence = {
-                "score": round(candidate.score, 3),
-                "reason": candidate.reason,
-                "judged": ADDED,
-                "hash": contradictions.pair_hash(earlier, later),
-            }
-            table.record_flag(
-                store, earlier.id, later.id, candidate.kind, holder, now, json.dumps(evidence)
-            )
-            recorded += 1
-    return recorded
-
-
-def _text_of(memory: Memory) -> str:
+def embedded_text(memory: Memory) -> str:
     return f"{memory.title}\n{memory.content}"  # what the index embeds for a memory
 
 
@@ -401,34 +273,6 @@ def unit_vector(vector: object) -> np.ndarray:
     """`vector` scaled to length 1 (so a dot product is the cosine)."""
     array = np.asarray(vector, dtype=np.float32)
     return array / max(float(np.linalg.norm(array)), 1e-9)
-
-
-def why(earlier: PairText, later: PairText, cues: Cues) -> str:
-    """The reason a pair looks like a change, in a few words a person can check."""
-    reasons = [describe_conflict(conflict) for conflict in cues.conflicts[:1]]
-    change = CHANGE.search(later.plain)
-    if change:
-        reasons.append(f"the new one says “{change.group(0)}”")
-    step = _version_step(earlier.versions, later.versions - earlier.versions)
-    if step and not cues.conflicts:
-        reasons.append(step)
-    if not reasons:
-        reasons.append("same subject, different statement")
-    return "; ".join(reasons)
-
-
-def _version_step(old: Iterable[str], new: Iterable[str]) -> str | None:
-    """ "3.8 → 3.10": the highest old and new versions of one major number, if any."""
-
-    def key(version: str) -> tuple[int, ...]:
-        return tuple(int(part) for part in version.split(".") if part.isdigit())
-
-    for major in sorted({key(v)[:1] for v in new} & {key(v)[:1] for v in old}, reverse=True):
-        before = max((v for v in old if key(v)[:1] == major), key=key)
-        after = max((v for v in new if key(v)[:1] == major), key=key)
-        if key(after) != key(before):
-            return f"{before} → {after}"
-    return None
 
 
 def declared_problems(store: MemoryStore, memories: Sequence[Memory], where: str) -> list[Problem]:

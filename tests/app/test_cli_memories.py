@@ -367,12 +367,13 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     assert quiet["may_replace"] == []
 
 
-def test_an_incident_told_again_is_not_proposed_as_replacing_its_first_telling(
+def test_an_incident_told_again_is_said_to_repeat_its_first_telling_not_to_replace_it(
     engram_cli: Any, tmp_path: Any
 ) -> None:
     """A lesson written a year after the pitfall, under its title, tells the same
     incident: the restatement scorer, reading the project's rare words, is surer of that
-    than the conflict scorer is of a change, so `engram add` proposes nothing."""
+    than the conflict scorer is of a change, so `engram add` proposes no replacement and
+    says what it may repeat."""
     first = {
         "id": "sleep-pitfall", "type": "pitfall", "project": "shop",
         "title": "sleeping in async code", "created_at": "2024-03-02T10:00:00Z",
@@ -394,6 +395,9 @@ def test_an_incident_told_again_is_not_proposed_as_replacing_its_first_telling(
     )  # fmt: skip
     assert lesson["may_replace"] == []
     assert engram_cli.json("contradictions", "list")["contradictions"] == []
+    # ... and it is said to repeat it, for the duplicates review to merge
+    (repeat,) = lesson["may_repeat"]
+    assert repeat["id"] == "sleep-pitfall" and 0.5 < repeat["score"] <= 1.0
 
 
 def test_the_same_text_is_stored_once_and_the_copy_gets_what_the_add_brought(

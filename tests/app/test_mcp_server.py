@@ -564,3 +564,17 @@ def _is_folder(path: str) -> bool:
 def _as_text(text: str) -> str:
     """What a command reads of `text`: itself, each lone surrogate as U+FFFD."""
     return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
+
+
+def test_the_answer_to_an_add_names_what_the_memory_may_repeat() -> None:
+    from app.mcp_text import stored_text
+
+    text = stored_text(
+        {
+            "id": "new",
+            "title": "sleeping in async code",
+            "may_repeat": [{"id": "old", "title": "blocking sleeps", "score": 0.97}],
+        }
+    )
+    assert "it may repeat old «blocking sleeps» (score 0.97)" in text
+    assert "supersede_memory" not in text  # nothing to confirm: the review merges

@@ -1,0 +1,225 @@
+"""The check a memory gets as it is written (`engram add`, the MCP add, the tray's add
+dialog): which current memories of its project it may replace or contradict ("this may
+replace X: <reason>"), kept as open proposals until someone decides (`propose`), and
+which it may say again ("this may repeat X"), for the idle cycle's duplicates review to
+merge. The same scorers judge as in the idle cycle, over the project's vocabulary where
+the project is small enough to read on every add."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from services.errors import EngramError
+from services.filters import MemoryFilter
+from services.knowledge import contradictions
+from services.knowledge.conflict_records import FLAG_AT, SCORED_NEIGHBOURS, reading_of
+from services.knowledge.conflict_scorer import (
+    DUPLICATE_THRESHOLD,
+    duplicate_probability,
+    is_conflict,
+    kind_of,
+)
+from services.knowledge.cues import Cues, compare, describe_conflict
+from services.knowledge.pair_features import (
+    CHANGE,
+    PairText,
+    features,
+    read_pair_text,
+    same_frame_other_subject,
+)
+from services.knowledge.restatements import RESTATEMENT_THRESHOLD, Vocabulary, restatement_of
+from services.knowledge.supersession import embedded_text, unit_vector
+from services.memory import Memory, now_iso, written_at
+from services.storage import contradictions as table
+from services.storage.memories import MemoryStore, current_by_project
+from services.vectors.embeddings.base import Embedder
+from services.vectors.index import VectorIndex
+
+ADDED = "when added"  # how a proposal recorded by `propose` says it was found
+
+
+@dataclass(frozen=True)
+class ReplaceCandidate:
+    """An older memory that a new one may replace, with the scorer's probability and
+    the reason in words."""
+
+    memory: Memory
+    score: float
+    kind: str  # supersedes or contradiction
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.memory.id,
+            "title": self.memory.title,
+            "score": round(self.score, 3),
+            "kind": self.kind,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class RepeatCandidate:
+    """An older memory that a new one may say again, with the surer scorer's
+    probability."""
+
+    memory: Memory
+    score: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.memory.id, "title": self.memory.title, "score": round(self.score, 3)}
+
+
+@dataclass(frozen=True)
+class AddedCheck:
+    """What `check_added` found: memories the new one may replace, and ones it may
+    repeat."""
+
+    replaces: list[ReplaceCandidate]
+    repeats: list[RepeatCandidate]
+
+
+def check_added(
+    store: MemoryStore,
+    vectors: VectorIndex,
+    embedder: Embedder,
+    memory: Memory,
+    neighbours: int = SCORED_NEIGHBOURS,
+) -> AddedCheck:
+    """The current memories of `memory`'s project, written before it, that it may replace
+    or contradict, and those it may say again, best first. Candidates are its nearest
+    neighbours in the vector index and its best keyword matches (a memory whose vector is
+    still being written is found too); each is judged by the cues and the fitted scorers
+    on its stored vector, or one embedded now when it has none yet (a few ms each), as
+    the idle cycle's contradictions and duplicates operations would judge the pair.
+    Nothing is changed."""
+    vector = unit_vector(embedder.embed([embedded_text(memory)])[0])
+    try:
+        hits = vectors.query(embedder.model_id, vector, neighbours * 3, [memory.project])
+    except EngramError:  # no index yet: the keyword matches still count
+        hits = []
+    near = [h.memory_id for h in hits]
+    lexical = store.lexical(f"{memory.title} {memory.content}", neighbours * 2, memory.project)
+    ids = [i for i in dict.fromkeys([*near, *(h.memory_id for h in lexical)]) if i != memory.id]
+    others = [
+        m
+        for m in store.get_many(ids).values()
+        if m.superseded_by is None
+        and m.project == memory.project
+        and written_at(m) <= written_at(memory)
+    ]
+    if not others:
+        return AddedCheck([], [])
+    try:
+        stored = vectors.vectors_for(embedder.model_id, memory.project, [m.id for m in others])
+    except EngramError:
+        stored = {}
+    missing = [m for m in others if m.id not in stored]
+    if missing:
+        fresh = embedder.embed([embedded_text(m) for m in missing])
+        stored.update((m.id, v) for m, v in zip(missing, fresh, strict=True))
+    cosine = {m.id: float(unit_vector(stored[m.id]) @ vector) for m in others}
+    closest = sorted(others, key=lambda m: -cosine[m.id])[:neighbours]
+    new_text, new_reading = read_pair_text(memory), reading_of(memory)
+    vocabulary = _project_vocabulary(store, memory)
+    found, repeats = [], []
+    for other in closest:
+        old_text = read_pair_text(other)
+        cues = compare(reading_of(other), new_reading)
+        pair = features(old_text, new_text, cosine[other.id], cues)
+        restated = restatement_of(other, memory, pair, vocabulary) if vocabulary else None
+        flagged, score = is_conflict(pair, (old_text, new_text), restated=restated)
+        if cues.score() >= FLAG_AT:
+            flagged, score = True, max(score, cues.score())
+        if flagged:
+            kind = kind_of(old_text, new_text, pair)
+            found.append(ReplaceCandidate(other, score, kind, why(old_text, new_text, cues)))
+        elif (said_again := _said_again(pair, restated, (old_text, new_text))) is not None:
+            repeats.append(RepeatCandidate(other, said_again))
+    return AddedCheck(
+        sorted(found, key=lambda c: -c.score), sorted(repeats, key=lambda c: -c.score)
+    )
+
+
+def _said_again(
+    pair: dict[str, float], restated: float | None, texts: tuple[PairText, PairText]
+) -> float | None:
+    """How sure the fitted scorers are that the two say one thing (the surer of the
+    duplicate and the restatement scorer), when either claims the pair; None when
+    neither does, or when the two say it of different code."""
+    likely = duplicate_probability(pair)
+    again = restated if restated is not None else 0.0
+    if likely < DUPLICATE_THRESHOLD and again < RESTATEMENT_THRESHOLD:
+        return None
+    if same_frame_other_subject(*texts):
+        return None
+    return max(likely, again)
+
+
+def _project_vocabulary(store: MemoryStore, memory: Memory) -> Vocabulary | None:
+    """The words of `memory`'s project, for the restatement scorer to tell its rare ones
+    (one incident told again reads as a replacement without them); none for a project
+    too large to read on every add, as the embed-time scan skips those."""
+    if store.count(MemoryFilter(project=memory.project)) > contradictions.NEW_SCAN_LIMIT:
+        return None
+    members = current_by_project(store, memory.project).get(memory.project, [])
+    return Vocabulary([*members, memory])
+
+
+def propose(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCandidate]) -> int:
+    """Record `candidates` (found when `memory` was added, not confirmed) as open
+    proposals, as the idle cycle records what it finds: search ranks `memory` above a
+    memory it may replace and marks that one "may be outdated" until the user or the
+    review says, and the review lists each. A memory it may contradict gets no holder:
+    which of two notes that merely disagree is right is for the user to say. A pair
+    already recorded (judged as the memory was embedded, or decided) is left as it was.
+    Returns how many were recorded."""
+    now = now_iso()
+    recorded = 0
+    with store.writing():
+        for candidate in candidates:
+            earlier, later = contradictions.ordered(candidate.memory, memory)
+            if table.row_for_pair(store, earlier.id, later.id) is not None:
+                continue  # already judged (the cues' reading says more) or decided
+            holder = memory.id if candidate.kind == "supersedes" else None
+            evidence = {
+                "score": round(candidate.score, 3),
+                "reason": candidate.reason,
+                "judged": ADDED,
+                "hash": contradictions.pair_hash(earlier, later),
+            }
+            table.record_flag(
+                store, earlier.id, later.id, candidate.kind, holder, now, json.dumps(evidence)
+            )
+            recorded += 1
+    return recorded
+
+
+def why(earlier: PairText, later: PairText, cues: Cues) -> str:
+    """The reason a pair looks like a change, in a few words a person can check."""
+    reasons = [describe_conflict(conflict) for conflict in cues.conflicts[:1]]
+    change = CHANGE.search(later.plain)
+    if change:
+        reasons.append(f"the new one says “{change.group(0)}”")
+    step = _version_step(earlier.versions, later.versions - earlier.versions)
+    if step and not cues.conflicts:
+        reasons.append(step)
+    if not reasons:
+        reasons.append("same subject, different statement")
+    return "; ".join(reasons)
+
+
+def _version_step(old: Iterable[str], new: Iterable[str]) -> str | None:
+    """ "3.8 → 3.10": the highest old and new versions of one major number, if any."""
+
+    def key(version: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+    for major in sorted({key(v)[:1] for v in new} & {key(v)[:1] for v in old}, reverse=True):
+        before = max((v for v in old if key(v)[:1] == major), key=key)
+        after = max((v for v in new if key(v)[:1] == major), key=key)
+        if key(after) != key(before):
+            return f"{before} → {after}"
+    return None
