@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ENGRAM = str(Path(sys.executable).parent / "engram")
 OPERATIONS = ("import", "add", "edit", "embed", "reindex", "rem", "config")
 CONFIG_KEY = "rem.idle_minutes"
+CONFIG_DEFAULT = 10  # its default in app/settings.py
 # Consolidation asks an OpenAI-compatible server on a closed port: refused at once, so
 # every summary is derived from the memories (no model is loaded).
 LLM_OFF = {"ENGRAM_LLM_PROVIDER": "openai", "ENGRAM_LLM_OPENAI_URL": "http://127.0.0.1:9/v1"}
@@ -316,7 +317,9 @@ def prepare_rem(folder: Folder, sizes: Sizes) -> Prepared:
 
 def prepare_config(folder: Folder, sizes: Sizes) -> Prepared:
     _, old = settings_value(folder.path, CONFIG_KEY)
-    new = float(folder.rng.randint(1, 120))
+    # Not the default: a setting set to its default leaves the file, and the check reads
+    # the file's value.
+    new = float(folder.rng.choice([m for m in range(1, 121) if m != CONFIG_DEFAULT]))
     return ["config", "set", CONFIG_KEY, new], Flight(setting=(CONFIG_KEY, old, new))
 
 
