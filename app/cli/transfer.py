@@ -153,12 +153,17 @@ def ingest(
         emit_json(
             {
                 "stored": [m.id for m in report.stored],
+                "already_stored": report.already_stored,
                 "problems": [str(p) for p in report.problems],
                 "redacted": redaction_json(report.redacted),
             }
         )
     else:
-        say(f"stored {len(report.stored)} memories")
+        already = len(report.already_stored)
+        say(
+            f"stored {len(report.stored)} memories"
+            + (f" ({already} already stored, not stored again)" if already else "")
+        )
         for problem in report.problems:
             err(f"  {problem}")
     if report.problems:

@@ -52,6 +52,7 @@ class IngestReport:
     stored: list[Memory]
     problems: list[Problem]
     redacted: dict[str, int] = field(default_factory=dict)
+    already_stored: list[str] = field(default_factory=list)  # ids holding a line's text
 
 
 class MemoryService:
@@ -181,6 +182,7 @@ class MemoryService:
     ) -> IngestReport:
         captured, problems = parse_memory_lines(text, where)
         memories: list[Memory] = []
+        already: list[str] = []
         redacted: Counter[str] = Counter()
         for item in captured:
             memory, found = memory_from_dict(
@@ -201,12 +203,20 @@ class MemoryService:
             if too_large:
                 problems.append(Problem(f"{where}:{item.line}", too_large))
                 continue
-            memories.append(self.incoming.memory(memory, redacted))
+            memory = self.incoming.memory(memory, redacted)
+            copies = self.store.current_with_text(memory.project, memory.content)
+            earlier = [
+                m for m in memories if (m.project, m.content) == (memory.project, memory.content)
+            ]
+            if copies or earlier:  # a line told again, in this text or an earlier one
+                already.append((copies or earlier)[0].id)
+                continue
+            memories.append(memory)
         if memories:
             self.store.add_many(memories)
             if embed:
                 self.indexer.index(memories)
-        return IngestReport(memories, problems, dict(redacted))
+        return IngestReport(memories, problems, dict(redacted), already)
 
     def search(
         self,

@@ -270,9 +270,23 @@ def test_ingest_without_memory_lines_stores_nothing(engram_cli: EngramCli) -> No
     assert result.exit_code == 0
     assert json.loads(result.stdout) == {
         "stored": [],
+        "already_stored": [],
         "problems": [],
         "redacted": {"count": 0, "kinds": {}},
     }
+
+
+def test_a_line_told_again_is_stored_once(engram_cli: EngramCli) -> None:
+    """An assistant that writes the same MEMORY line in two sessions (or twice in one)
+    adds one memory; the line's project decides what counts as the same."""
+    line = "MEMORY:convention:Tests live next to the code they test.\n"
+    first = engram_cli.json("ingest", "-p", "shop", input=line * 2)
+    assert len(first["stored"]) == 1 and first["already_stored"] == first["stored"]
+    again = engram_cli.ok("ingest", "-p", "shop", input=line + "MEMORY:fact:CI runs on push.\n")
+    assert "stored 1 memories (1 already stored, not stored again)" in again.stdout
+    assert len(engram_cli.ids("-p", "shop")) == 2
+    elsewhere = engram_cli.json("ingest", "-p", "web", input=line)
+    assert len(elsewhere["stored"]) == 1 and elsewhere["already_stored"] == []
 
 
 def test_import_reports_what_still_waits_for_embedding(
