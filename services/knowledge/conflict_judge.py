@@ -28,6 +28,7 @@ from services.knowledge.cues import (
     Reading,
     compare,
     holder,
+    upgraded,
 )
 from services.knowledge.pair_features import PairText, features, read_pair_text
 from services.llm.base import LLM, LLMCancelled, LLMTimeout, LLMUnavailable, TimeBudget, ask_json
@@ -138,6 +139,8 @@ class Judge:
             return Verdict(a.id, b.id, "compatible", None, score, cue_score, cues, answer)
         if cues.replaces or (cues.conflicts and reading_b.change_wording and held == b.id):
             kind = "supersedes"
+        elif upgraded(cues):  # the later note names a newer version: it holds
+            kind, held = "supersedes", b.id
         elif cues.conflicts or cues.fact:
             kind = "contradiction"
         else:  # negation or near paraphrase: the model's word for it, if it gave one

@@ -59,6 +59,7 @@ from services.knowledge.cue_vocabulary import (
 from services.knowledge.evidence import evidence_of, relayed_over, relays
 from services.knowledge.value_moves import Move, moved_value, moves, stated
 from services.text.change_wording import SPOKEN_CHANGE
+from services.text.product_versions import product_versions
 from services.text.words import code_spans
 from services.text.words import sentences as split_sentences
 
@@ -175,6 +176,9 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
     for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")
         add(match.start(), match.end(), f"runtime {language}", match.group(2))
+    for named in product_versions(sentence):  # "PostgreSQL 16", "Vue 3", "Windows 7"
+        if not _inside(named.start, taken) and not RUNTIME.match(sentence, named.start):
+            add(named.start, named.end, f"version {named.product}", named.major)
     for category, pattern in CATEGORY_PATTERNS.items():
         context = CATEGORY_CONTEXT.get(category)
         if context is not None and not (context.search(sentence) or context.search(title)):
@@ -486,6 +490,30 @@ def holder(a: Reading, b: Reading, cues: Cues) -> str:
     if not later.spoken_change and earlier.evidence - later.evidence >= EVIDENCE_MARGIN:
         return earlier.id
     return later.id
+
+
+_VERSIONED = ("runtime ", "version ")  # attributes whose values are versions
+
+
+def _release(value: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", value)[:3])
+
+
+def upgraded(cues: Cues) -> bool:
+    """Whether every value the two notes give differently is a version of one runtime or
+    product ("Node 18" / "Node 20", "ESLint 9" / "eslint 10") and the second note (`b`
+    of `compare`, the later one where the caller ordered them) gives the higher one: an
+    upgrade written down, a change rather than a disagreement."""
+    if not cues.conflicts:
+        return False
+    for conflict in cues.conflicts:
+        if not str(conflict["attribute"]).startswith(_VERSIONED):
+            return False
+        earlier = max(map(_release, str(conflict["a"]).split(", ")))
+        later = max(map(_release, str(conflict["b"]).split(", ")))
+        if not later > earlier:
+            return False
+    return True
 
 
 def idf_weights(readings: Iterable[Reading]) -> dict[str, float]:
