@@ -179,6 +179,22 @@ class Desktop:
     def add_memory(self, data: dict[str, Any]) -> Memory:
         return self.engram.service.add(data)
 
+    def stored_copy(self, data: dict[str, Any]) -> Memory | None:
+        """The current memory that already holds this text (`engram add` does not store
+        it twice either)."""
+        return self.engram.service.stored_copy(data)
+
+    def check_added(self, memory: Memory) -> Any:
+        """What a memory just added may replace or repeat (`write_check.check_added`);
+        what it may replace is kept as open proposals until someone decides, as after
+        `engram add` without a terminal."""
+        from services.knowledge.write_check import check_added, propose
+
+        engram = self.engram
+        found = check_added(engram.store, engram.vectors, engram.embedder, memory)
+        propose(engram.store, memory, found.replaces)
+        return found
+
     # --- declared replacement (`engram add/edit --supersedes`) ------------------------------
 
     def replaceable(

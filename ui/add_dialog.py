@@ -98,6 +98,10 @@ class Replacing(Protocol):
 
     def add_replacing(self, data: dict[str, Any], loser_ids: Sequence[str]) -> Any: ...
 
+    def stored_copy(self, data: dict[str, Any]) -> Memory | None: ...
+
+    def check_added(self, memory: Memory) -> Any: ...
+
 
 class ReplacesPicker(QWidget):
     """Type to search the memories of one project that still hold; check the ones that
@@ -232,12 +236,17 @@ class ReplacesPicker(QWidget):
         self.changed.emit()
 
 
+def plain_title(memory: Memory) -> str:
+    """A title as the picker shows it: without backticks."""
+    return memory.title.replace("`", "")
+
+
 def picked_summary(picked: Sequence[Memory], saved: bool = False) -> str:
     """What the picked memories become: "“X” — will no longer hold" (after saving:
     "no longer holds")."""
     if not picked:
         return "Nothing: it adds to what holds"
-    titles = "; ".join(f"“{m.title.replace('`', '')}”" for m in picked[:2])
+    titles = "; ".join(f"“{plain_title(m)}”" for m in picked[:2])
     more = f" and {len(picked) - 2} more" if len(picked) > 2 else ""
     verb = "will no longer hold"
     if saved:
@@ -400,6 +409,16 @@ class AddMemoryDialog(QDialog):
         replaces = self.picker.picked_ids() if self.picker is not None else []
         replacement = None
         try:
+            copy = None
+            if not replaces and self.replacing is not None:
+                copy = self.replacing.stored_copy(self.values())
+            if copy is not None:
+                self.error.hide()
+                self.status.setText(
+                    f"Already stored as “{plain_title(copy)}” ({copy.id}): not stored again."
+                )
+                self.status.show()
+                return False
             if replaces and self.replacing is not None:
                 replacement = self.replacing.add_replacing(self.values(), replaces)
                 memory = replacement.winner
@@ -412,22 +431,52 @@ class AddMemoryDialog(QDialog):
             return False
         self.error.hide()
         self.saved.emit(memory)
-        if replacement is None:
-            self.accept()
-        else:
+        if replacement is not None:
             self.done_replacing(replacement.summary())
+            return True
+        said = self._checked(memory)
+        if said:
+            self._finish(f"Saved. {said}")
+        else:
+            self.accept()
         return True
+
+    def _checked(self, memory: Memory) -> str:
+        """What the new memory may replace or repeat, in words ("" when nothing, or when
+        the check could not run: the memory is stored either way)."""
+        if self.replacing is None:
+            return ""
+        try:
+            found = self.replacing.check_added(memory)
+        except Exception:  # the idle cycle looks again
+            return ""
+        lines = [
+            f"It may {'replace' if c.kind == 'supersedes' else 'contradict'} "
+            f"“{plain_title(c.memory)}”: {c.reason}."
+            for c in found.replaces[:3]
+        ]
+        if lines:
+            lines.append("Open until you decide (Review findings).")
+        lines += [
+            f"It may repeat “{plain_title(c.memory)}”: the review offers to merge them."
+            for c in found.repeats[:3]
+        ]
+        return "\n".join(lines)
 
     def done_replacing(self, summary: str) -> None:
         """Saved with replacements: the dialog stays to say what no longer holds."""
-        self.status.setText(f"Saved. {summary}.")
+        self._finish(f"Saved. {summary}.")
+
+    def _finish(self, text: str) -> None:
+        """Saved: the form is read-only and the dialog stays to show `text`."""
+        self.status.setText(text)
         self.status.show()
         for widget in (self.type, self.title, self.content, self.tags, self.file_refs):
             widget.setEnabled(False)
         self.project.setEnabled(False)
-        self.replaces_button.setChecked(False)  # closes the picker
-        self.replaces_button.setEnabled(False)
         if self.picker is not None:
+            self.replaces_button.setChecked(False)  # closes the picker
+            self.replaces_button.setEnabled(False)
             picked = list(self.picker.picked.values())
             self.replaces_summary.setText(picked_summary(picked, saved=True))
         save = self.buttons.button(QDialogButtonBox.StandardButton.Save)

@@ -387,6 +387,28 @@ def shoot_add_replaces(desktop_app: DesktopApp) -> None:
     dialog.reject()
 
 
+def shoot_add_checked(desktop_app: DesktopApp) -> None:
+    """The add dialog after saving a memory that may replace another: it stays to say
+    so (shot last: it stores the memory and an open proposal)."""
+    desktop = desktop_app.desktop
+    dialog = AddMemoryDialog(
+        desktop.add_memory, project="demo-shop", replacing=desktop, runner=desktop_app.runner
+    )
+    dialog.type.setCurrentText("workflow")
+    dialog.title.setText("Release with `make release`")
+    dialog.content.setPlainText(
+        "To release: `make release` runs the tests, bumps the version and tags it; CI "
+        "deploys the tag. `make deploy` is gone."
+    )
+    dialog.tags.setText("release, ci")
+    dialog.show()
+    wait_until(dialog.isVisible, "the add-memory dialog")
+    dialog.save()
+    wait_until(dialog.status.isVisible, "the dialog's note on what it may replace")
+    shoot(dialog, "add-checked.png")
+    dialog.reject()
+
+
 def main() -> int:
     tray_host = start_tray_host()
     app = QApplication(sys.argv[:1])
@@ -415,6 +437,7 @@ def main() -> int:
         shoot_add_replaces(desktop_app)
         shoot_review_contradiction(desktop_app)
         shoot_popup_outdated(desktop_app)
+        shoot_add_checked(desktop_app)
     finally:
         if desktop_app is not None:
             desktop_app.quit()

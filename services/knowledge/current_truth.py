@@ -162,7 +162,7 @@ def _judge(
                 if other is None or not _judgeable(other) or other_id not in unit or pair in read:
                     continue
                 read.add(pair)
-                judged = _replacement(neighbours[memory_id], other, unit)
+                judged = replacement(neighbours[memory_id], other, unit)
                 if judged is not None:
                     flags.append(judged)
     if not flags:
@@ -176,7 +176,7 @@ def _judge(
     return len(flags)
 
 
-def _replacement(
+def replacement(
     first: Memory, second: Memory, unit: Mapping[str, np.ndarray]
 ) -> tuple[Memory, Memory, dict[str, object]] | None:
     """(earlier, later, evidence) when the later of the two replaces the earlier."""

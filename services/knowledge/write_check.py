@@ -22,6 +22,7 @@ from services.knowledge.conflict_scorer import (
     kind_of,
 )
 from services.knowledge.cues import Cues, compare, describe_conflict
+from services.knowledge.current_truth import replacement
 from services.knowledge.pair_features import (
     CHANGE,
     PairText,
@@ -136,10 +137,36 @@ def check_added(
         if flagged:
             kind = kind_of(old_text, new_text, pair)
             found.append(ReplaceCandidate(other, score, kind, why(old_text, new_text, cues)))
-        elif (said_again := _said_again(pair, restated, (old_text, new_text))) is not None:
+            continue
+        # What the pass run as the memory is embedded records (`current_truth`): a later
+        # note retiring a name the earlier one relies on ("`make deploy` is gone").
+        unit = {other.id: unit_vector(stored[other.id]), memory.id: vector}
+        recorded = replacement(other, memory, unit)
+        if recorded is not None:
+            found.append(_recorded_candidate(other, recorded[2], why(old_text, new_text, cues)))
+            continue
+        said_again = _said_again(pair, restated, (old_text, new_text))
+        if said_again is not None:
             repeats.append(RepeatCandidate(other, said_again))
     return AddedCheck(
         sorted(found, key=lambda c: -c.score), sorted(repeats, key=lambda c: -c.score)
+    )
+
+
+def _recorded_candidate(
+    other: Memory, evidence: dict[str, object], reason: str
+) -> ReplaceCandidate:
+    """A replacement the embed-time pass records, with its score and, when the new note
+    retires names the other relies on, those names as the reason."""
+    retired = evidence.get("retired")
+    if isinstance(retired, list) and retired:
+        names = [str(n) for n in retired]
+        # "make" and "make deploy": the longer name says which
+        said = [n for n in names if not any(o != n and n in o.split() for o in names)]
+        reason = f"the new one retires {', '.join(said)}"
+    score = evidence.get("score")
+    return ReplaceCandidate(
+        other, float(score) if isinstance(score, int | float) else 0.0, "supersedes", reason
     )
 
 

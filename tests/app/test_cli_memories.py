@@ -400,6 +400,30 @@ def test_an_incident_told_again_is_said_to_repeat_its_first_telling_not_to_repla
     assert repeat["id"] == "sleep-pitfall" and 0.5 < repeat["score"] <= 1.0
 
 
+def test_add_says_it_may_replace_a_note_whose_command_it_retires(
+    engram_cli: Any, tmp_path: Any
+) -> None:
+    """What the pass run as the memory is embedded records (a later note retiring a
+    name the earlier one relies on) is said at once, not left silent in the review."""
+    checklist = {
+        "id": "release-checklist", "type": "workflow", "project": "shop",
+        "title": "Release checklist", "created_at": "2026-01-10T10:00:00Z",
+        "content": "To release: run `make test`, bump the version in `pyproject.toml`, "
+        "tag `vX.Y.Z`, then `make deploy`.",
+    }  # fmt: skip
+    source = tmp_path / "notes.jsonl"
+    source.write_text(json.dumps(checklist), encoding="utf-8")
+    engram_cli.ok("import", source)
+    new = engram_cli.json(
+        "add", "To release: `make release` runs the tests, bumps the version and tags it; "
+        "CI deploys the tag. `make deploy` is gone.",
+        "-p", "shop", "-t", "workflow", "--title", "Release with make release",
+    )  # fmt: skip
+    (candidate,) = new["may_replace"]
+    assert candidate["id"] == "release-checklist" and candidate["kind"] == "supersedes"
+    assert candidate["reason"] == "the new one retires make deploy"
+
+
 def test_the_same_text_is_stored_once_and_the_copy_gets_what_the_add_brought(
     engram_cli: Any,
 ) -> None:

@@ -15,6 +15,7 @@ from app.desktop import Desktop
 from app.tasks import TaskRunner
 from services.errors import NotFoundError, UserInputError
 from services.filters import MemoryFilter
+from services.knowledge import contradictions
 from services.types import RetrievalMode
 from tests.fakes import HashEmbedder
 from ui.add_dialog import AddMemoryDialog, ReplacesPicker
@@ -114,6 +115,44 @@ def test_add_dialog_without_picks_saves_and_closes(qtbot: Any, desktop: Desktop)
         assert dialog.save()
     assert not dialog.isVisible()
     assert set(superseded(desktop.engram).values()) == {None}
+
+
+def test_add_dialog_says_what_the_new_memory_may_replace_and_keeps_it_open(
+    qtbot: Any, desktop: Desktop
+) -> None:
+    """As `engram add` says "this may replace X", the tray's dialog stays to say it, and
+    the pair waits in the review as an open proposal."""
+    dialog = AddMemoryDialog(desktop.add_memory, project="shop", replacing=desktop)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.content.setPlainText("Orders are on PostgreSQL 17 now; 16 is no longer used.")
+    with qtbot.waitSignal(dialog.saved) as signal:
+        assert dialog.save()
+    status = dialog.status.text()
+    assert dialog.isVisible() and status.startswith("Saved.")
+    assert "may replace “Orders moved to PostgreSQL 16.”" in status
+    assert "Review findings" in status
+    proposals = {(p.a, p.b) for p in contradictions.listing(desktop.engram.store)}
+    assert tuple(sorted(("m3", signal.args[0].id))) in proposals
+    assert superseded(desktop.engram)["m3"] is None  # proposed, not applied
+
+
+def test_add_dialog_does_not_store_a_text_already_stored(qtbot: Any, desktop: Desktop) -> None:
+    dialog = AddMemoryDialog(desktop.add_memory, project="shop", replacing=desktop)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.content.setPlainText("Release with make deploy after the tests.\n")
+    before = set(superseded(desktop.engram))
+    with qtbot.assertNotEmitted(dialog.saved):
+        assert not dialog.save()
+    assert dialog.isVisible() and "Already stored as “Release with make deploy" in (
+        dialog.status.text()
+    )
+    assert set(superseded(desktop.engram)) == before
+    dialog.project.setText("app")  # another project: a memory of its own
+    with qtbot.waitSignal(dialog.saved):
+        assert dialog.save()
+    assert len(superseded(desktop.engram)) == len(before) + 1
 
 
 def test_add_dialog_refused_declaration_stores_nothing(qtbot: Any, desktop: Desktop) -> None:

@@ -317,7 +317,7 @@ def test_two_later_replacements_of_one_note_are_steps_of_one_change(engram: Engr
 def _replaces_without_review(earlier_text: str, later_text: str, cosine: float) -> bool:
     import numpy as np
 
-    from services.knowledge.current_truth import _replacement
+    from services.knowledge.current_truth import replacement
     from tests.services.builders import make_memory
 
     fields = {"title": "context flags", "type": "pitfall", "project": "t"}
@@ -327,7 +327,7 @@ def _replaces_without_review(earlier_text: str, later_text: str, cosine: float) 
         earlier.id: np.array([1.0, 0.0]),
         later.id: np.array([cosine, (1 - cosine * cosine) ** 0.5]),
     }
-    return _replacement(earlier, later, unit) is not None
+    return replacement(earlier, later, unit) is not None
 
 
 def test_a_later_twin_replaces_without_review_only_when_it_says_what_changed() -> None:
