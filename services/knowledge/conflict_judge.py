@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -25,10 +26,10 @@ from services.knowledge.conflict_records import (
 from services.knowledge.conflict_scan import Scan, _text, similarity_of
 from services.knowledge.conflict_scorer import is_conflict, kind_of
 from services.knowledge.cues import (
+    Cues,
     Reading,
     compare,
     holder,
-    upgraded,
 )
 from services.knowledge.pair_features import PairText, features, read_pair_text
 from services.llm.base import LLM, LLMCancelled, LLMTimeout, LLMUnavailable, TimeBudget, ask_json
@@ -81,6 +82,30 @@ def parse_verdict(answer: Any) -> dict[str, Any] | None:
         "holds": holds.upper() if holds != "both" else "both",
         "reason": reason,
     }
+
+
+_VERSIONED = ("runtime ", "version ")  # attributes whose values are versions
+
+
+def _release(value: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", value)[:3])
+
+
+def _upgraded(cues: Cues) -> bool:
+    """Whether every value the two notes give differently is a version of one runtime or
+    product ("Node 18" / "Node 20", "ESLint 9" / "eslint 10") and the second note (`b`
+    of `compare`, the later one where the caller ordered them) gives the higher one: an
+    upgrade written down, a change rather than a disagreement."""
+    if not cues.conflicts:
+        return False
+    for conflict in cues.conflicts:
+        if not str(conflict["attribute"]).startswith(_VERSIONED):
+            return False
+        earlier = max(map(_release, str(conflict["a"]).split(", ")))
+        later = max(map(_release, str(conflict["b"]).split(", ")))
+        if not later > earlier:
+            return False
+    return True
 
 
 class Judge:
@@ -139,7 +164,7 @@ class Judge:
             return Verdict(a.id, b.id, "compatible", None, score, cue_score, cues, answer)
         if cues.replaces or (cues.conflicts and reading_b.change_wording and held == b.id):
             kind = "supersedes"
-        elif upgraded(cues):  # the later note names a newer version: it holds
+        elif _upgraded(cues):  # the later note names a newer version: it holds
             kind, held = "supersedes", b.id
         elif cues.conflicts or cues.fact:
             kind = "contradiction"

@@ -14,14 +14,13 @@ same key and scope but different values. `Cues.score()` turns that into a streng
 [0, 1] that the contradictions operation combines with the LLM's verdict: high scores
 stand on their own, middle ones are ties the model may break, low ones are compatible.
 
-Values are recognised by kind — durations, sizes, rates, counts, versions, and names of
-tools and services by category (databases, error trackers, HTTP clients, queues…) —
-so "kept for 30 days" (retention) never conflicts with "logs at INFO" (log level).
+Values are recognised by kind — durations, sizes, rates, counts, versions (of a runtime
+or product: "Node 18", "PostgreSQL 16"), and names of tools and services by category
+(databases, error trackers, HTTP clients, queues…) — so "kept for 30 days" (retention)
+never conflicts with "logs at INFO" (log level).
 
-A memory is read by its start: its first READ_CHARS characters and READ_SENTENCES
-sentences. What a note states it states there; a pasted log or file of megabytes read
-whole made one comparison take minutes (the negation check compares every sentence of
-one with every sentence of the other).
+A memory is read by its first READ_CHARS characters and READ_SENTENCES sentences: a
+pasted log of megabytes read whole made one comparison take minutes.
 """
 
 from __future__ import annotations
@@ -65,8 +64,6 @@ from services.text.words import sentences as split_sentences
 
 READ_CHARS = 20_000
 READ_SENTENCES = 200
-
-# --- values -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -176,8 +173,8 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
     for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")
         add(match.start(), match.end(), f"runtime {language}", match.group(2))
-    for named in product_versions(sentence):  # "PostgreSQL 16", "Vue 3", "Windows 7"
-        if not _inside(named.start, taken) and not RUNTIME.match(sentence, named.start):
+    for named in product_versions(sentence):
+        if not _inside(named.start, taken):  # a language's version is its runtime's
             add(named.start, named.end, f"version {named.product}", named.major)
     for category, pattern in CATEGORY_PATTERNS.items():
         context = CATEGORY_CONTEXT.get(category)
@@ -200,8 +197,7 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
         name = match.group(1).lower()
         if name not in TEAM_WORDS:
             add(match.start(1), match.end(), "owning team", name)
-    # Bare numbers in an old span ("instead of 5", "(it was 4)") take the attribute
-    # of the sentence's numeric values.
+    # A bare old number ("instead of 5", "(it was 4)"): the sentence's numeric attribute
     numeric = {s.attribute for _, s in found if _looks_numeric(s.value)}
     if len(numeric) == 1:
         (attribute,) = numeric
@@ -490,30 +486,6 @@ def holder(a: Reading, b: Reading, cues: Cues) -> str:
     if not later.spoken_change and earlier.evidence - later.evidence >= EVIDENCE_MARGIN:
         return earlier.id
     return later.id
-
-
-_VERSIONED = ("runtime ", "version ")  # attributes whose values are versions
-
-
-def _release(value: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", value)[:3])
-
-
-def upgraded(cues: Cues) -> bool:
-    """Whether every value the two notes give differently is a version of one runtime or
-    product ("Node 18" / "Node 20", "ESLint 9" / "eslint 10") and the second note (`b`
-    of `compare`, the later one where the caller ordered them) gives the higher one: an
-    upgrade written down, a change rather than a disagreement."""
-    if not cues.conflicts:
-        return False
-    for conflict in cues.conflicts:
-        if not str(conflict["attribute"]).startswith(_VERSIONED):
-            return False
-        earlier = max(map(_release, str(conflict["a"]).split(", ")))
-        later = max(map(_release, str(conflict["b"]).split(", ")))
-        if not later > earlier:
-            return False
-    return True
 
 
 def idf_weights(readings: Iterable[Reading]) -> dict[str, float]:
