@@ -245,7 +245,7 @@ def picked_summary(picked: Sequence[Memory], saved: bool = False) -> str:
     """What the picked memories become: "“X” — will no longer hold" (after saving:
     "no longer holds")."""
     if not picked:
-        return "Nothing: it adds to what holds"
+        return "None declared" if saved else "Nothing: it adds to what holds"
     titles = "; ".join(f"“{plain_title(m)}”" for m in picked[:2])
     more = f" and {len(picked) - 2} more" if len(picked) > 2 else ""
     verb = "will no longer hold"

@@ -132,6 +132,7 @@ def test_add_dialog_says_what_the_new_memory_may_replace_and_keeps_it_open(
     assert dialog.isVisible() and status.startswith("Saved.")
     assert "may replace “Orders moved to PostgreSQL 16.”" in status
     assert "Review findings" in status
+    assert dialog.replaces_summary.text() == "None declared"  # nothing was picked
     proposals = {(p.a, p.b) for p in contradictions.listing(desktop.engram.store)}
     assert tuple(sorted(("m3", signal.args[0].id))) in proposals
     assert superseded(desktop.engram)["m3"] is None  # proposed, not applied
