@@ -352,16 +352,13 @@ def shoot_add_memory() -> None:
     dialog.reject()
 
 
-def shoot_add_replaces(desktop_app: DesktopApp) -> None:
-    """The add dialog with its Replaces picker open: the new release workflow replaces
-    the old checklist (not saved, so the other screenshots keep the demo data)."""
-    desktop = desktop_app.desktop
-
-    def not_saved(_data: dict[str, object]) -> None:
-        raise AssertionError("the screenshot dialog does not save")
-
+def release_dialog(
+    store: Callable[[dict[str, object]], object], desktop_app: DesktopApp
+) -> AddMemoryDialog:
+    """The add dialog, shown, with the new release workflow that replaces the demo's
+    release checklist typed in."""
     dialog = AddMemoryDialog(
-        not_saved, project="demo-shop", replacing=desktop, runner=desktop_app.runner
+        store, project="demo-shop", replacing=desktop_app.desktop, runner=desktop_app.runner
     )
     dialog.type.setCurrentText("workflow")
     dialog.title.setText("Release with `make release`")
@@ -372,6 +369,17 @@ def shoot_add_replaces(desktop_app: DesktopApp) -> None:
     dialog.tags.setText("release, ci")
     dialog.show()
     wait_until(dialog.isVisible, "the add-memory dialog")
+    return dialog
+
+
+def shoot_add_replaces(desktop_app: DesktopApp) -> None:
+    """The add dialog with its Replaces picker open: the new release workflow replaces
+    the old checklist (not saved, so the other screenshots keep the demo data)."""
+
+    def not_saved(_data: dict[str, object]) -> None:
+        raise AssertionError("the screenshot dialog does not save")
+
+    dialog = release_dialog(not_saved, desktop_app)
     dialog.show_picker(True)
     picker = dialog.picker
     assert picker is not None
@@ -391,18 +399,7 @@ def shoot_add_checked(desktop_app: DesktopApp) -> None:
     """The add dialog after saving a memory that may replace another: it stays to say
     so (shot last: it stores the memory and an open proposal)."""
     desktop = desktop_app.desktop
-    dialog = AddMemoryDialog(
-        desktop.add_memory, project="demo-shop", replacing=desktop, runner=desktop_app.runner
-    )
-    dialog.type.setCurrentText("workflow")
-    dialog.title.setText("Release with `make release`")
-    dialog.content.setPlainText(
-        "To release: `make release` runs the tests, bumps the version and tags it; CI "
-        "deploys the tag. `make deploy` is gone."
-    )
-    dialog.tags.setText("release, ci")
-    dialog.show()
-    wait_until(dialog.isVisible, "the add-memory dialog")
+    dialog = release_dialog(desktop.add_memory, desktop_app)
     dialog.save()
     wait_until(dialog.status.isVisible, "the dialog's note on what it may replace")
     shoot(dialog, "add-checked.png")
