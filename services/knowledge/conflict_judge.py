@@ -91,7 +91,7 @@ def _release(value: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", value)[:3])
 
 
-def _upgraded(cues: Cues) -> bool:
+def upgraded(cues: Cues) -> bool:
     """Whether every value the two notes give differently is a version of one runtime or
     product ("Node 18" / "Node 20", "ESLint 9" / "eslint 10") and the second note (`b`
     of `compare`, the later one where the caller ordered them) gives the higher one: an
@@ -164,7 +164,7 @@ class Judge:
             return Verdict(a.id, b.id, "compatible", None, score, cue_score, cues, answer)
         if cues.replaces or (cues.conflicts and reading_b.change_wording and held == b.id):
             kind = "supersedes"
-        elif _upgraded(cues):  # the later note names a newer version: it holds
+        elif upgraded(cues):  # the later note names a newer version: it holds
             kind, held = "supersedes", b.id
         elif cues.conflicts or cues.fact:
             kind = "contradiction"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from services.errors import EngramError
 from services.filters import MemoryFilter
 from services.knowledge import contradictions
+from services.knowledge.conflict_judge import upgraded
 from services.knowledge.conflict_records import FLAG_AT, SCORED_NEIGHBOURS, reading_of
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
@@ -135,7 +136,7 @@ def check_added(
         if cues.score() >= FLAG_AT:
             flagged, score = True, max(score, cues.score())
         if flagged:
-            kind = kind_of(old_text, new_text, pair)
+            kind = "supersedes" if upgraded(cues) else kind_of(old_text, new_text, pair)
             found.append(ReplaceCandidate(other, score, kind, why(old_text, new_text, cues)))
             continue
         # What the pass run as the memory is embedded records (`current_truth`): a later

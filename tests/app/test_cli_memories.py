@@ -424,6 +424,29 @@ def test_add_says_it_may_replace_a_note_whose_command_it_retires(
     assert candidate["reason"] == "the new one retires make deploy"
 
 
+def test_add_reads_a_newer_major_version_of_a_product_as_replacing(
+    engram_cli: Any, tmp_path: Any
+) -> None:
+    """ "PostgreSQL 16" then "PostgreSQL 17", no change word: an upgrade written down, so
+    the new note may replace the old one (it holds), not merely contradict it."""
+    chosen = {
+        "id": "pg", "type": "decision", "project": "shop", "title": "Postgres over MySQL",
+        "created_at": "2026-03-02T10:00:00Z",
+        "content": "We chose PostgreSQL 16 as the primary database because we rely on "
+        "jsonb columns.",
+    }  # fmt: skip
+    source = tmp_path / "notes.jsonl"
+    source.write_text(json.dumps(chosen), encoding="utf-8")
+    engram_cli.ok("import", source)
+    new = engram_cli.json(
+        "add", "The primary database is PostgreSQL 17, for the jsonb columns.",
+        "-p", "shop", "-t", "decision",
+    )  # fmt: skip
+    (candidate,) = new["may_replace"]
+    assert candidate["id"] == "pg" and candidate["kind"] == "supersedes"
+    assert candidate["reason"] == "version postgresql: 16 vs 17"
+
+
 def test_the_same_text_is_stored_once_and_the_copy_gets_what_the_add_brought(
     engram_cli: Any,
 ) -> None:
