@@ -303,6 +303,7 @@ def _already_stored(
                 "already_stored": True,
                 "supersedes": [m.id for m in superseded],
                 "may_replace": [],
+                "may_repeat": [],
                 "redacted": _say_redacted(Counter()),
             }
         )
