@@ -10,6 +10,7 @@ indexed it (NULL means the record waits for embedding).
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -32,7 +33,7 @@ from services.storage.database import (
 )
 from services.storage.embedding_state import MAX_CHUNK_VECTORS, EmbeddingState
 from services.storage.fulltext import FullTextIndex, LexicalHit, fts_query, fts_terms
-from services.storage.memory_queries import MemoryQueries
+from services.storage.memory_queries import AROUND_TEXT, MemoryQueries
 from services.storage.memory_rows import memory_to_row_values, row_to_memory
 from services.storage.usage import log_events
 from services.text.chunking import Chunk, chunk_content
@@ -49,6 +50,9 @@ __all__ = [
 ]
 
 _TEXT_FIELDS = {"title", "content", "tags", "file_refs"}
+_WORD = re.compile(r"\w", re.UNICODE)
+PHRASE_WORDS = 12  # the opening words an exact copy is looked up by
+COPY_CANDIDATES = 100
 
 
 class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
@@ -243,6 +247,29 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return row_to_memory(row)
+
+    def current_with_text(self, project: str | None, content: str) -> list[Memory]:
+        """Current (not superseded, not archived) memories of `project` whose text is
+        `content`, but for whitespace around it (text read from stdin ends in a newline),
+        oldest first: what storing `content` again would repeat. The keyword index finds
+        the memories holding its first words in order; without it every memory of the
+        project is read."""
+        text = content.strip(AROUND_TEXT)
+        opening = " ".join(text.split()[:PHRASE_WORDS])
+        if not self.fts_available() or not _WORD.search(opening):
+            return self._current_with_text_scan(project, text)
+        found = self.phrase_candidates(opening, COPY_CANDIDATES, project)
+        if len(found) >= COPY_CANDIDATES:  # a common opening: read them all
+            return self._current_with_text_scan(project, text)
+        copies = [
+            m
+            for m in self.get_many(found).values()
+            if m.project == project
+            and m.superseded_by is None
+            and m.tier is not Tier.ARCHIVED
+            and m.content.strip(AROUND_TEXT) == text
+        ]
+        return sorted(copies, key=lambda m: (m.created_at, m.id))
 
     def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
         wanted = list(dict.fromkeys(ids))

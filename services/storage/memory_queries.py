@@ -20,7 +20,7 @@ from services.memory import Memory
 from services.storage.database import MemoryRow, SqliteStore, batches
 from services.storage.memory_rows import COLUMNS, columns_to_memory, row_to_memory
 
-_AROUND = " \t\r\n"  # whitespace around a text that does not make it another text
+AROUND_TEXT = " \t\r\n"  # whitespace around a text that does not make it another text
 
 
 class MemoryQueries(SqliteStore):
@@ -184,10 +184,9 @@ class MemoryQueries(SqliteStore):
             )
         return found
 
-    def current_with_text(self, project: str | None, content: str) -> list[Memory]:
-        """Current (not superseded, not archived) memories of `project` whose text is
-        `content`, but for whitespace around it (text read from stdin ends in a newline),
-        oldest first: what storing `content` again would repeat."""
+    def _current_with_text_scan(self, project: str | None, content: str) -> list[Memory]:
+        """`MemoryStore.current_with_text` by reading every memory of `project` (about
+        0.1 s at 40,000): where the keyword index cannot narrow it down."""
         same_project = (
             MemoryRow.project.is_null() if project is None else (MemoryRow.project == project)
         )
@@ -195,7 +194,7 @@ class MemoryQueries(SqliteStore):
             rows = (
                 MemoryRow.select()
                 .where(
-                    pw.fn.trim(MemoryRow.content, _AROUND) == content.strip(_AROUND),
+                    pw.fn.trim(MemoryRow.content, AROUND_TEXT) == content.strip(AROUND_TEXT),
                     same_project,
                     MemoryRow.superseded_by.is_null(),
                     MemoryRow.tier != "archived",

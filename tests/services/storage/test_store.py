@@ -104,6 +104,45 @@ def test_the_current_memories_with_a_text_are_those_a_new_copy_would_repeat(
     assert [m.id for m in store.current_with_text(None, text)] == ["nowhere"]
 
 
+def test_a_copy_is_found_by_its_opening_words_or_by_reading_every_memory(
+    store: MemoryStore,
+) -> None:
+    """The keyword index narrows the look-up to memories holding the text's opening words
+    in order; a long memory (stored in chunks) and a text of no words are found too."""
+    long_text = "Release notes. " + " ".join(f"step {n} of the rollout" for n in range(900))
+    store.add(make_memory(long_text, id="long", project="p"))
+    store.add(make_memory("!!! ???", id="marks", project="p"))
+    store.add(make_memory("Release notes. step 0 of the rollout", id="short", project="p"))
+    assert [m.id for m in store.current_with_text("p", long_text)] == ["long"]
+    assert [m.id for m in store.current_with_text("p", "!!! ???")] == ["marks"]
+    assert store.current_with_text("p", "Release notes.") == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["Use tabs.", "Use tabs. Always.", " Use tabs.\n", "tabs use", "…"]),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from(["Use tabs.", "tabs use", "Always.", "…"]),
+)
+def test_the_index_look_up_finds_what_reading_everything_finds(
+    texts: list[str], asked: str
+) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = MemoryStore(Path(folder) / "engram.sqlite3")
+        try:
+            for n, text in enumerate(texts):
+                store.add(make_memory(text, id=f"m{n}", project="p"))
+            read_all = [m.id for m in store._current_with_text_scan("p", asked)]
+            assert [m.id for m in store.current_with_text("p", asked)] == read_all
+        finally:
+            store.close()
+
+
 def test_delete(store: MemoryStore) -> None:
     keep = store.add(make_memory("keep this refund note"))
     gone = store.add(make_memory("delete this refund note " + "filler words " * 400))
