@@ -8,7 +8,7 @@ from typing import Any
 
 from services.vectors.embeddings.onnx_minilm import MODEL_ID
 from services.vectors.index import VectorIndex
-from tests.app.conftest import EngramCli, corpus_records
+from tests.app.conftest import EngramCli, corpus_records, write_jsonl
 
 
 def test_add_stores_every_option_and_show_returns_it(engram_cli: EngramCli) -> None:
@@ -384,9 +384,7 @@ def test_an_incident_told_again_is_said_to_repeat_its_first_telling_not_to_repla
     }  # fmt: skip
     other = {"project": "shop", "type": "decision", "title": "payments"}
     notes = [first, {**other, "content": "Payments go through the Stripe webhook."}]
-    source = tmp_path / "notes.jsonl"
-    source.write_text("\n".join(json.dumps(n) for n in notes), encoding="utf-8")
-    engram_cli.ok("import", source)
+    engram_cli.ok("import", write_jsonl(tmp_path / "notes.jsonl", notes))
     lesson = engram_cli.json(
         "add", "Retro: the stalled websocket pings came from `std::thread::sleep` in a "
         "handler. It freezes the worker thread for every task. Use `tokio::time::sleep` "
@@ -411,9 +409,7 @@ def test_add_says_it_may_replace_a_note_whose_command_it_retires(
         "content": "To release: run `make test`, bump the version in `pyproject.toml`, "
         "tag `vX.Y.Z`, then `make deploy`.",
     }  # fmt: skip
-    source = tmp_path / "notes.jsonl"
-    source.write_text(json.dumps(checklist), encoding="utf-8")
-    engram_cli.ok("import", source)
+    engram_cli.ok("import", write_jsonl(tmp_path / "notes.jsonl", [checklist]))
     new = engram_cli.json(
         "add", "To release: `make release` runs the tests, bumps the version and tags it; "
         "CI deploys the tag. `make deploy` is gone.",
@@ -435,9 +431,7 @@ def test_add_reads_a_newer_major_version_of_a_product_as_replacing(
         "content": "We chose PostgreSQL 16 as the primary database because we rely on "
         "jsonb columns.",
     }  # fmt: skip
-    source = tmp_path / "notes.jsonl"
-    source.write_text(json.dumps(chosen), encoding="utf-8")
-    engram_cli.ok("import", source)
+    engram_cli.ok("import", write_jsonl(tmp_path / "notes.jsonl", [chosen]))
     new = engram_cli.json(
         "add", "The primary database is PostgreSQL 17, for the jsonb columns.",
         "-p", "shop", "-t", "decision",
