@@ -183,6 +183,7 @@ class MemoryService:
         captured, problems = parse_memory_lines(text, where)
         memories: list[Memory] = []
         already: list[str] = []
+        told: dict[tuple[str | None, str], str] = {}  # (project, text) → id, this text's
         redacted: Counter[str] = Counter()
         for item in captured:
             memory, found = memory_from_dict(
@@ -204,13 +205,12 @@ class MemoryService:
                 problems.append(Problem(f"{where}:{item.line}", too_large))
                 continue
             memory = self.incoming.memory(memory, redacted)
+            said = (memory.project, memory.content.strip())
             copies = self.store.current_with_text(memory.project, memory.content)
-            earlier = [
-                m for m in memories if (m.project, m.content) == (memory.project, memory.content)
-            ]
-            if copies or earlier:  # a line told again, in this text or an earlier one
-                already.append((copies or earlier)[0].id)
+            if copies or said in told:  # a line told again, in an earlier text or this one
+                already.append(copies[0].id if copies else told[said])
                 continue
+            told[said] = memory.id
             memories.append(memory)
         if memories:
             self.store.add_many(memories)
