@@ -179,10 +179,13 @@ class Desktop:
     def add_memory(self, data: dict[str, Any]) -> Memory:
         return self.engram.service.add(data)
 
-    def stored_copy(self, data: dict[str, Any]) -> Memory | None:
-        """The current memory that already holds this text (`engram add` does not store
-        it twice either)."""
-        return self.engram.service.stored_copy(data)
+    def already_stored(self, data: dict[str, Any]) -> tuple[Memory, list[str]] | None:
+        """The current memory that already holds this text, given the tags and files
+        `data` brings (`engram add` does not store it twice either), and what it was
+        given; None when the text is new."""
+        service = self.engram.service
+        copy = service.stored_copy(data)
+        return None if copy is None else service.give_copy(copy, data)
 
     def check_added(self, memory: Memory) -> Any:
         """What a memory just added may replace or repeat (`write_check.check_added`);

@@ -98,7 +98,7 @@ class Replacing(Protocol):
 
     def add_replacing(self, data: dict[str, Any], loser_ids: Sequence[str]) -> Any: ...
 
-    def stored_copy(self, data: dict[str, Any]) -> Memory | None: ...
+    def already_stored(self, data: dict[str, Any]) -> tuple[Memory, list[str]] | None: ...
 
     def check_added(self, memory: Memory) -> Any: ...
 
@@ -411,11 +411,13 @@ class AddMemoryDialog(QDialog):
         try:
             copy = None
             if not replaces and self.replacing is not None:
-                copy = self.replacing.stored_copy(self.values())
+                copy = self.replacing.already_stored(self.values())
             if copy is not None:
+                stored, given = copy
                 self.error.hide()
                 self.status.setText(
-                    f"Already stored as “{plain_title(copy)}” ({copy.id}): not stored again."
+                    f"Already stored as “{plain_title(stored)}” ({stored.id}): not stored "
+                    "again" + (f"; it now also has {', '.join(given)}." if given else ".")
                 )
                 self.status.show()
                 return False

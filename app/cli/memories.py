@@ -285,16 +285,9 @@ def _already_stored(
     """Report `copy`, the current memory that already holds the text being added, after
     giving it what the add brought besides the text (tags, file references) and what it
     said the text replaces."""
-    tags = list(dict.fromkeys([*copy.tags, *payload.get("tags", [])]))
-    files = list(dict.fromkeys([*copy.file_refs, *payload.get("file_refs", [])]))
     engram = state.engram(embeds=True)
-    brought = [
-        *(t for t in tags if t not in copy.tags),
-        *(f for f in files if f not in copy.file_refs),
-    ]
-    if brought:
-        with state.vector_access() as held:
-            copy = engram.service.edit(copy.id, {"tags": tags, "file_refs": files}, embed=held)
+    with state.vector_access() as held:
+        copy, brought = engram.service.give_copy(copy, payload, embed=held)
     superseded = _declare(engram, copy.id, replaces)
     if as_json:
         emit_json(

@@ -110,6 +110,20 @@ class MemoryService:
         copies = self.store.current_with_text(memory.project, memory.content)
         return copies[0] if copies else None
 
+    def give_copy(
+        self, copy: Memory, data: dict[str, Any], embed: bool = True
+    ) -> tuple[Memory, list[str]]:
+        """Give `copy` (the `stored_copy` of `data`) the tags and file references `data`
+        brings that it lacks, so that adding a text again loses nothing; returns the
+        memory and what it was given."""
+        tags = list(dict.fromkeys([*copy.tags, *data.get("tags", [])]))
+        files = list(dict.fromkeys([*copy.file_refs, *data.get("file_refs", [])]))
+        brought = [t for t in tags if t not in copy.tags]
+        brought += [f for f in files if f not in copy.file_refs]
+        if not brought:
+            return copy, []
+        return self.edit(copy.id, {"tags": tags, "file_refs": files}, embed=embed), brought
+
     def edit(
         self,
         memory_id: str,

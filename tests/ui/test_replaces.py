@@ -143,13 +143,15 @@ def test_add_dialog_does_not_store_a_text_already_stored(qtbot: Any, desktop: De
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.content.setPlainText("Release with make deploy after the tests.\n")
+    dialog.tags.setText("release")
     before = set(superseded(desktop.engram))
     with qtbot.assertNotEmitted(dialog.saved):
         assert not dialog.save()
-    assert dialog.isVisible() and "Already stored as “Release with make deploy" in (
-        dialog.status.text()
-    )
+    status = dialog.status.text()
+    assert dialog.isVisible() and "Already stored as “Release with make deploy" in status
+    assert "it now also has release" in status  # what the add brought is not lost
     assert set(superseded(desktop.engram)) == before
+    assert desktop.engram.store.get("m1").tags == ["release"]
     dialog.project.setText("app")  # another project: a memory of its own
     with qtbot.waitSignal(dialog.saved):
         assert dialog.save()
