@@ -118,6 +118,10 @@ def main() -> None:
     parser.add_argument("--data", type=Path, action="append", help="a set's folder")
     args = parser.parse_args()
     folders = args.data or [REAL_DEV, *sorted(p for p in SETS.iterdir() if p.is_dir())]
+    missing = [f for f in folders if not (f / "memories.jsonl").exists()]
+    for folder in missing:
+        print(f"skipped {folder}: no memories.jsonl there", file=sys.stderr)
+    folders = [f for f in folders if f not in missing]
     rows = []
     for folder in folders:
         found = measure(folder)
