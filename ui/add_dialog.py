@@ -198,8 +198,7 @@ class ReplacesPicker(QWidget):
         shown = [*self.picked.values(), *(m for m in self.found if m.id not in self.picked)]
         self.shown = {m.id: m for m in shown}
         for memory in shown:
-            title = memory.title.replace("`", "")
-            item = QTreeWidgetItem([title, memory.type.value, memory.created_at[:10]])
+            item = QTreeWidgetItem([plain_title(memory), memory.type.value, memory.created_at[:10]])
             item.setData(0, Qt.ItemDataRole.UserRole, memory.id)
             item.setToolTip(0, f"{memory.id}: {memory.content}")
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)

@@ -131,7 +131,7 @@ def check_added(
         old_text = read_pair_text(other)
         cues = compare(reading_of(other), new_reading)
         pair = features(old_text, new_text, cosine[other.id], cues)
-        restated = restatement_of(other, memory, pair, vocabulary) if vocabulary else None
+        restated = None if vocabulary is None else restatement_of(other, memory, pair, vocabulary)
         flagged, score = is_conflict(pair, (old_text, new_text), restated=restated)
         if cues.score() >= FLAG_AT:
             flagged, score = True, max(score, cues.score())
