@@ -14,7 +14,8 @@ NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12,
 }  # fmt: skip
-NUM = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
+# "15 000" and "15,000" are one number (thousands grouped), not "15" then "000".
+NUM = r"(\d{1,3}(?:,\d{3}|[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
 SECONDS = {
     "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
     "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,

@@ -105,7 +105,9 @@ class Reading:
 
 def _number(raw: str) -> float:
     raw = raw.lower()
-    return float(NUMBER_WORDS[raw]) if raw in NUMBER_WORDS else float(raw)
+    if raw in NUMBER_WORDS:
+        return float(NUMBER_WORDS[raw])
+    return float(re.sub(r"[ ,\u00a0\u202f]", "", raw))
 
 
 def _fmt(value: float) -> str:

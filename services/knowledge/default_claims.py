@@ -10,9 +10,14 @@ A clause that states a default ("by default", "defaults to", "the default … is
 of the box", "unless you opt in") is read into a `DefaultClaim`: whether it says the
 thing is on or off, the attribute values it gives (durations, sizes, counts… as the cues
 read them) and the literal values it quotes (`true`, `'auto'`). Two claims about the
-same subject (a subject word in common) disagree when they give one attribute other
-values, quote other literals, or one says on and the other off. These are readings of
-wording, never of particular notes.
+same subject (a subject word in common; a code name counts by its parts too, so
+`testTimeout` is about tests) disagree when they give one attribute other values, quote
+other literals, or, where neither gives a value, one says on and the other off. A claim
+that gives a value says what the default is, not whether it is on: "defaults to 30
+seconds, pass None to switch it off" is no "off" against "gives up after 30s by
+default" (over eleven development sets, the only two wrong on/off clashes were of that
+form; the thirteen right ones give no value). These are readings of wording, never of
+particular notes.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from services.knowledge.cues import sentence_statements
-from services.storage.query_terms import stem
+from services.storage.query_terms import query_terms, stem
 from services.text.words import STOPWORDS, without_fences
 
 _STATES_DEFAULT = re.compile(
@@ -44,6 +49,7 @@ _LITERAL = re.compile(r"'([^'\s]{1,20})'|\"([^\"\s]{1,20})\"|\b(true|false|none|
 _CLAUSE_END = re.compile(r"(?<=[.!?;:])\s+|\s+[-—–]+\s+|\s*\(|\)\s*|\s+but\s+")
 _WORD = re.compile(r"[a-z][a-z0-9_]{3,}")
 _FRAME = frozenset({"default", "defaults", "box", "opt", "unless"})
+_FRAME_STEMS = frozenset(stem(w) for w in _FRAME | STOPWORDS)
 
 
 @dataclass(frozen=True)
@@ -70,14 +76,18 @@ def read_defaults(title: str, content: str) -> tuple[DefaultClaim, ...]:
                 on=bool(_ON_ANYWAY.search(lower)) or not _OFF.search(lower),
                 values=frozenset((s.attribute, s.value) for s in sentence_statements(lower)),
                 literals=frozenset(literals),
-                subject=frozenset(
-                    stem(w)
-                    for w in _WORD.findall(lower.replace("`", " "))
-                    if w not in STOPWORDS and w not in _FRAME
-                ),
+                subject=_subject(clause),
             )
         )
     return tuple(claims)
+
+
+def _subject(clause: str) -> frozenset[str]:
+    """The clause's content words, stemmed, with a code name's parts (`testTimeout` is
+    about tests and timeouts as "each test gets 10 seconds" is)."""
+    words = {stem(w) for w in _WORD.findall(clause.lower().replace("`", " "))}
+    parts = {t for t in query_terms(clause) if len(t) > 3}
+    return frozenset(t for t in words | parts if t not in _FRAME_STEMS)
 
 
 def defaults_clash(first: tuple[DefaultClaim, ...], second: tuple[DefaultClaim, ...]) -> str | None:
@@ -94,7 +104,7 @@ def defaults_clash(first: tuple[DefaultClaim, ...], second: tuple[DefaultClaim, 
                     return f"default {attribute}: {_listed(ours)} vs {_listed(theirs)}"
             if a.literals and b.literals and not a.literals & b.literals:
                 return f"default: {_listed(a.literals)} vs {_listed(b.literals)}"
-            if a.on != b.on:
+            if a.on != b.on and not a.values and not b.values:
                 return f"default: {_state(a.on)} vs {_state(b.on)}"
     return None
 

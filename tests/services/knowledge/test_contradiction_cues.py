@@ -276,3 +276,12 @@ def test_evidence_counts_at_most_three_spans_a_fence_and_recall_wording(
     text += "\n```\ncode\n```" if fenced else ""
     expected = min(spans, 3) + (1 if fenced else 0) - (2 if recalled else 0)
     assert evidence_of(text) == expected
+
+
+def test_a_number_written_in_groups_of_thousands_is_one_number() -> None:
+    for written in ("15 000 ms", "15,000 ms", "15\u202f000 ms"):
+        (statement,) = sentence_statements(f"The request timeout is {written}.")
+        assert (statement.attribute, statement.value) == ("timeout", "15")
+    # a comma and a space list two numbers
+    read = sentence_statements("Attempt 3, 250 ms timeout each.")
+    assert [s.value for s in read if s.attribute == "timeout"] == ["0.25"]

@@ -46,6 +46,24 @@ def test_on_against_off_about_one_subject_clashes() -> None:
     assert defaults_clash(first, second) == "default: off vs on"
 
 
+def test_a_default_given_as_a_value_is_not_read_as_on_or_off() -> None:
+    # "pass None to switch it off" does not make a 30-second default an "off" one
+    first = claims("The blocking client's timeout defaults to 30 seconds, pass None to switch it off.")
+    second = claims("The client gives up after 30s by default, whatever the caller does.")
+    unrelated = claims("The client leaves TCP keepalive off by default.")
+    assert defaults_clash(first, second) is None
+    assert defaults_clash(unrelated, second) is None
+    assert defaults_clash(unrelated, claims("The client keeps TCP alive out of the box.")) == (
+        "default: off vs on"
+    )
+
+
+def test_a_code_name_is_about_the_words_it_is_made_of() -> None:
+    first = claims("`testTimeout` defaults to 5000 ms, or 15 000 ms in browser mode.")
+    second = claims("Each test gets 10 seconds by default before it times out.")
+    assert defaults_clash(first, second) == "default timeout: 15, 5 vs 10"
+
+
 def test_other_quoted_literals_clash() -> None:
     first = claims("`json.stringify` defaults to 'auto' in the new major.")
     second = claims("json.stringify is `true` by default, every import gets parsed.")
