@@ -15,7 +15,10 @@ NUMBER_WORDS = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12,
 }  # fmt: skip
 # "15 000" and "15,000" are one number (thousands grouped), not "15" then "000".
-NUM = r"(\d{1,3}(?:,\d{3}|[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
+NUM = (
+    r"(\d{1,3}(?:,\d{3}|[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:\.\d+)?"
+    r"|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
+)
 SECONDS = {
     "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
     "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,

@@ -48,7 +48,7 @@ def test_on_against_off_about_one_subject_clashes() -> None:
 
 def test_a_default_given_as_a_value_is_not_read_as_on_or_off() -> None:
     # "pass None to switch it off" does not make a 30-second default an "off" one
-    first = claims("The blocking client's timeout defaults to 30 seconds, pass None to switch it off.")
+    first = claims("The blocking client's timeout defaults to 30 s, pass None to switch it off.")
     second = claims("The client gives up after 30s by default, whatever the caller does.")
     unrelated = claims("The client leaves TCP keepalive off by default.")
     assert defaults_clash(first, second) is None
