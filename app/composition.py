@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from app.secrets import get_api_key
 from app.settings import SETTINGS_FILE, Settings
 from services.errors import UserInputError
+from services.filters import MemoryFilter
 from services.memories.lifecycle import Lifecycle, LifecyclePolicy
 from services.memories.service import MemoryService
 from services.memory import Memory
@@ -318,12 +319,14 @@ class Engram:
         self.store.close()
 
 
-def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> SearchResponse:
+def current_first(
+    store: MemoryStore, response: SearchResponse, limit: int, flt: MemoryFilter
+) -> SearchResponse:
     """The result hook that ranks what holds now above what an open conflict says it
     replaced (loaded on the first search that needs it)."""
     from services.knowledge.supersession import current_first as rank
 
-    return rank(store, response, limit)
+    return rank(store, response, limit, flt)
 
 
 def queue_contradiction_candidates(store: MemoryStore, memory: Memory) -> None:

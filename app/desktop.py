@@ -169,7 +169,7 @@ class Desktop:
         return self.engram.service.edit(memory_id, changes)
 
     def delete_memory(self, memory_id: str) -> Memory:
-        return self.engram.service.delete(memory_id)
+        return self.engram.service.delete(memory_id).memory
 
     def restore_memory(self, memory: Memory) -> Memory:
         """Undo a delete: the same memory, same id and history, back in the store."""

@@ -582,13 +582,15 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
             )
         click.confirm(f"Delete {len(memory_ids)} memories?", abort=True)
     with state.vector_access() as held:
-        deleted = [
-            engram.service.delete(memory_id, remove_vectors=held).id for memory_id in memory_ids
-        ]
+        done = [engram.service.delete(memory_id, remove_vectors=held) for memory_id in memory_ids]
+    deleted = [d.memory.id for d in done]
+    held_again = [i for d in done for i in d.held_again if i not in deleted]
     if as_json:
-        emit_json({"deleted": deleted})
+        emit_json({"deleted": deleted, "held_again": held_again})
     else:
         say(f"deleted {len(deleted)} {'memory' if len(deleted) == 1 else 'memories'}")
+        if held_again:
+            say(f"what they had replaced holds again: {', '.join(held_again)}")
 
 
 @cli.command()

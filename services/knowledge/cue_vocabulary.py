@@ -15,6 +15,7 @@ NUMBER_WORDS = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12,
 }  # fmt: skip
 # "15 000" and "15,000" are one number (thousands grouped), not "15" then "000".
+GROUPING = re.compile(r"[ ,\u00a0\u202f]")  # between the groups of a grouped number
 NUM = (
     r"(\d{1,3}(?:,\d{3}|[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:\.\d+)?"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"

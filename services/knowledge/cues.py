@@ -41,6 +41,7 @@ from services.knowledge.cue_vocabulary import (
     COUNT_ATTRIBUTES,
     DURATION,
     DURATION_ATTRIBUTES,
+    GROUPING,
     NEGATION,
     NUMBER_WORDS,
     OLD_MARKERS,
@@ -105,9 +106,7 @@ class Reading:
 
 def _number(raw: str) -> float:
     raw = raw.lower()
-    if raw in NUMBER_WORDS:
-        return float(NUMBER_WORDS[raw])
-    return float(re.sub(r"[ ,\u00a0\u202f]", "", raw))
+    return float(NUMBER_WORDS[raw]) if raw in NUMBER_WORDS else float(GROUPING.sub("", raw))
 
 
 def _fmt(value: float) -> str:

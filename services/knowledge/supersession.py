@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from services.errors import NotFoundError, Problem, UserInputError
+from services.filters import MemoryFilter
 from services.knowledge import contradictions
 from services.knowledge.conflict_records import (
     Contradiction,
@@ -56,7 +57,36 @@ def replaced_by(
     if losers_of:
         for holder, newer in _later_co_holders(store, losers_of, kinds).items():
             found.setdefault(holder, newer)
-    return found
+    return _through_confirmed(store, found)
+
+
+def _through_confirmed(store: MemoryStore, found: dict[str, str]) -> dict[str, str]:
+    """`found` with each holder followed through the replacements the user confirmed to
+    the memory that holds now: an open proposal says 1.82 is replaced by 1.83, and the
+    user has since said 1.85 replaces 1.83, so 1.82 is outdated by 1.85. A holder that
+    was deleted, or whose chain comes back to the memory it replaces, names nothing."""
+    if not found:
+        return found
+    known = store.get_many(set(found.values()))
+    ends: dict[str, str | None] = {}
+    for holder in set(found.values()):
+        chain = [holder]
+        current = known.get(holder)
+        while current is not None and current.superseded_by is not None:
+            following = current.superseded_by
+            if following in chain:
+                current = None
+                break
+            chain.append(following)
+            if following not in known:
+                known.update(store.get_many([following]))
+            current = known.get(following)
+        ends[holder] = None if current is None else current.id
+    return {
+        loser: end
+        for loser, holder in found.items()
+        if (end := ends[holder]) is not None and end != loser
+    }
 
 
 def _open_records(store: MemoryStore, memory_ids: Sequence[str]) -> list[Contradiction]:
@@ -118,9 +148,13 @@ def _later_co_holders(
     return newer
 
 
-def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> SearchResponse:
+def current_first(
+    store: MemoryStore, response: SearchResponse, limit: int, flt: MemoryFilter | None = None
+) -> SearchResponse:
     """Each result an open conflict says was replaced moves just below its replacement
-    (which joins the results when the search missed it) and is marked `outdated_by`;
+    (which joins the results when the search missed it and `flt`, the search's filter,
+    admits it: a search before a date, of one type or in standard mode never gets a
+    memory it excludes) and is marked `outdated_by`;
     one an open conflict without a holder disputes is marked `disagrees_with`.
     A replacement that only the fitted scorer guessed (no cue in the wording) may be
     wrong, and placed first it may answer another question: it is not brought in when
@@ -151,7 +185,9 @@ def current_first(store: MemoryStore, response: SearchResponse, limit: int) -> S
     guessed = _guessed_replacements(records, outdated)
     found_ids = {r.memory.id for r in results}
     error = error_in_text(response.query)
-    holders = store.get_many(sorted(set(outdated.values())))
+    missing = sorted(set(outdated.values()) - found_ids)
+    holders = {r.memory.id: r.memory for r in results if r.memory.id in outdated.values()}
+    holders.update(store.filter_ids(missing, flt or MemoryFilter()))
     ordered: list[SearchResult] = []
     placed: set[str] = set()
     for result in results:

@@ -24,6 +24,7 @@ from services.filters import MemoryFilter
 from services.memories.lifecycle import Lifecycle
 from services.memory import Memory, memory_from_dict
 from services.search.retrieval import HybridRetriever, RetrieverKind, SearchResponse
+from services.storage import contradictions as conflict_table
 from services.storage.memories import MemoryStore
 from services.text.capture import parse_memory_lines
 from services.text.incoming import IncomingText
@@ -34,7 +35,13 @@ log = logging.getLogger(__name__)
 
 WriteHook = Callable[[MemoryStore, Memory], object]
 """Runs after a memory is added, or edited so that what it says changed."""
-ResultHook = Callable[[MemoryStore, SearchResponse, int], SearchResponse]
+@dataclass(frozen=True)
+class Deleted:
+    memory: Memory
+    held_again: tuple[str, ...]  # the memories it had replaced, which hold again
+
+
+ResultHook = Callable[[MemoryStore, SearchResponse, int, MemoryFilter], SearchResponse]
 """Reorders or marks a search's results (given the limit); the composition root gives
 the one that ranks what holds now above what it replaced."""
 
@@ -150,14 +157,18 @@ class MemoryService:
             self.indexer.index([updated])
         return updated
 
-    def delete(self, memory_id: str, remove_vectors: bool = True) -> Memory:
-        """Delete the record; its vectors now, or (if another process is writing
-        vectors) at the next reconcile, which removes orphans."""
+    def delete(self, memory_id: str, remove_vectors: bool = True) -> Deleted:
+        """Delete the record, with the conflicts that name it; the memories it replaced
+        hold again. Its vectors go now, or (if another process is writing vectors) at
+        the next reconcile, which removes orphans."""
         memory = self.store.get(memory_id)
-        self.store.delete(memory_id)
+        with self.store.writing():
+            self.store.delete(memory_id)
+            conflict_table.remove_about(self.store, memory_id)
+            held_again = self.store.release_replaced_by(memory_id)
         if remove_vectors:
             self.indexer.remove(memory)
-        return memory
+        return Deleted(memory, tuple(held_again))
 
     def import_memories(
         self,
@@ -242,7 +253,7 @@ class MemoryService:
     ) -> SearchResponse:
         response = self.retriever.search(query, flt, limit, kind)
         for hook in self.result_hooks:
-            response = hook(self.store, response, limit)
+            response = hook(self.store, response, limit, flt or MemoryFilter())
         if record_retrieval:
             self.record_read([r.memory.id for r in response.results])
         return response

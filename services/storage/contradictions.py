@@ -18,6 +18,14 @@ def _execute(store: MemoryStore, sql: str, params: Sequence[Any] = ()) -> Any:
     return store.database.execute_sql(sql, list(params))
 
 
+def remove_about(store: MemoryStore, memory_id: str) -> None:
+    """Delete the queued and flagged pairs that name `memory_id` (its memory is being
+    deleted), inside the caller's transaction: a conflict with a memory that is gone
+    cannot be resolved, and "may be outdated — see X" must never name nothing."""
+    for table in ("contradiction_candidate", "contradiction"):
+        _execute(store, f"DELETE FROM {table} WHERE a = ? OR b = ?", [memory_id, memory_id])
+
+
 # --- candidates ---------------------------------------------------------------------------
 
 

@@ -227,6 +227,23 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
             # Its links go with it (consolidation's graph never points at nothing).
             links.remove_links_of(self, memory_id)
 
+    def release_replaced_by(self, memory_id: str) -> list[str]:
+        """The memories `memory_id` replaced hold again (its memory is being deleted):
+        their `superseded_by` and `valid_to` are cleared, and a memory naming it in
+        `supersedes` no longer does. Returns the ids that hold again."""
+        with self.writing():
+            freed = [
+                row.id
+                for row in MemoryRow.select(MemoryRow.id).where(
+                    MemoryRow.superseded_by == memory_id
+                )
+            ]
+            MemoryRow.update(superseded_by=None, valid_to=None).where(
+                MemoryRow.superseded_by == memory_id
+            ).execute()
+            MemoryRow.update(supersedes=None).where(MemoryRow.supersedes == memory_id).execute()
+        return freed
+
     def set_tiers(self, moves: Mapping[str, Sequence[str]]) -> None:
         """Give the memories of each tier (tier → ids) that tier, in one transaction,
         touching nothing else of them (not `updated_at`, text or vectors): retention

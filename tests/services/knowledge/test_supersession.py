@@ -4,6 +4,7 @@ supersession and search ranking the replacement above what it replaced."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 import math
 
 import pytest
@@ -24,6 +25,7 @@ from services.knowledge.conflict_scorer import (
 )
 from services.knowledge.pair_features import FEATURES, features, read_pair_text, release
 from services.memory import Memory
+from services.types import MemoryType
 from services.storage import contradictions as table
 from tests.services.builders import make_memory
 
@@ -359,3 +361,77 @@ def test_trailing_zero_parts_name_the_same_release(written: str, read: str) -> N
     one = read_pair_text(make_memory(f"Default help output changed in v{written}."))
     two = read_pair_text(make_memory(f"Binaries shrank after the {read} bump."))
     assert features(one, two, cosine=0.7)["versions_differ"] == 0.0
+
+
+def _open_replacement(engram: Engram, old: Memory, holder: Memory) -> None:
+    with engram.store.writing():
+        a, b = contradictions.ordered(old, holder)
+        evidence = json.dumps({"score": 0.99})
+        table.record_flag(engram.store, a.id, b.id, "supersedes", holder.id, "2026-03-01", evidence)
+
+
+def test_a_replacement_confirmed_later_is_followed_to_what_holds_now(engram: Engram) -> None:
+    """An open proposal says the 3.9 note replaces the 3.8 one; the user has since said
+    a 3.10 note replaces the 3.9 one. The 3.8 note is outdated by the 3.10 note, and the
+    replaced 3.9 note never joins a standard search."""
+    engram.indexer.on_indexed = None
+    old = engram.service.add(FLOOR_OLD)
+    middle = engram.service.add(FLOOR_NEW)
+    newest = engram.service.add(
+        {
+            **FLOOR_NEW,
+            "title": "3.9 dropped",
+            "content": "3.9 is dropped as well: `requires-python` is `>=3.10`.",
+            "created_at": "2026-02-10T10:00:00+00:00",
+        }
+    )
+    _open_replacement(engram, old, middle)
+    supersession.declare(engram.store, newest.id, [middle.id])
+    assert supersession.replaced_by(engram.store, [old.id]) == {old.id: newest.id}
+    response = engram.service.search("python floor 3.8", MemoryFilter(project="httpx"))
+    ranked = [r.memory.id for r in response.results]
+    assert middle.id not in ranked
+    assert ranked.index(newest.id) < ranked.index(old.id)
+    assert {r.memory.id: r.outdated_by for r in response.results}[old.id] == newest.id
+
+
+def test_a_replacement_the_filter_excludes_is_not_brought_into_the_results(
+    engram: Engram,
+) -> None:
+    """A search of memories written before a date, or of another type, marks the old
+    note but does not bring in a replacement its own filter excludes."""
+    engram.indexer.on_indexed = None
+    old = engram.service.add(FLOOR_OLD)
+    new = engram.service.add({**FLOOR_NEW, "type": "decision"})
+    _open_replacement(engram, old, new)
+    for flt in (
+        MemoryFilter(project="httpx", created_before=datetime(2025, 1, 1, tzinfo=UTC)),
+        MemoryFilter(project="httpx", types=(MemoryType.CONSTRAINT,)),
+    ):
+        response = engram.service.search("python floor 3.8", flt)
+        assert [r.memory.id for r in response.results] == [old.id]
+        assert response.results[0].outdated_by == new.id
+    response = engram.service.search("python floor 3.8", MemoryFilter(project="httpx"))
+    assert [r.memory.id for r in response.results][:2] == [new.id, old.id]
+
+
+def test_deleting_a_replacement_takes_its_conflicts_and_the_old_note_holds_again(
+    engram: Engram,
+) -> None:
+    """An open proposal and a confirmed replacement both name the deleted memory; after
+    the delete neither says the old notes are outdated by something that is gone."""
+    engram.indexer.on_indexed = None
+    old = engram.service.add(FLOOR_OLD)
+    declared = engram.service.add({**FLOOR_OLD, "title": "floor again", "content": "3.8+."})
+    new = engram.service.add(FLOOR_NEW)
+    _open_replacement(engram, old, new)
+    supersession.declare(engram.store, new.id, [declared.id])
+    assert engram.store.get(declared.id).superseded_by == new.id
+    done = engram.service.delete(new.id)
+    assert done.memory.id == new.id and done.held_again == (declared.id,)
+    assert supersession.replaced_by(engram.store, [old.id, declared.id]) == {}
+    assert table.open_rows_about(engram.store, [old.id]) == []
+    again = engram.store.get(declared.id)
+    assert again.superseded_by is None and again.valid_to is None
+    ranked = engram.service.search("python floor", MemoryFilter(project="httpx")).results
+    assert declared.id in [r.memory.id for r in ranked]
