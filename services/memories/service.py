@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 WriteHook = Callable[[MemoryStore, Memory], object]
 """Runs after a memory is added, or edited so that what it says changed."""
+
+
 @dataclass(frozen=True)
 class Deleted:
     memory: Memory

@@ -4,8 +4,8 @@ supersession and search ranking the replacement above what it replaced."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 import math
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -25,8 +25,8 @@ from services.knowledge.conflict_scorer import (
 )
 from services.knowledge.pair_features import FEATURES, features, read_pair_text, release
 from services.memory import Memory
-from services.types import MemoryType
 from services.storage import contradictions as table
+from services.types import MemoryType
 from tests.services.builders import make_memory
 
 FLOOR_OLD = dict(
