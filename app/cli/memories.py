@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import shutil
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import click
@@ -37,15 +37,36 @@ TYPE_CHOICE = click.Choice([t.value for t in MemoryType], case_sensitive=False)
 
 
 def parse_date(value: str | None, option: str) -> datetime | None:
+    """An ISO date or time, or a relative date as people write it ("yesterday", "last
+    week", "3 days ago", "on March 3"), which stands for the start of the day or span it
+    names, in local time."""
     if value is None:
         return None
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise click.BadParameter(
-            f"{value!r} is not an ISO date (YYYY-MM-DD)", param_hint=option
-        ) from None
+        relative = relative_day(value)
+        if relative is None:
+            raise click.BadParameter(
+                f"{value!r} is neither an ISO date (YYYY-MM-DD) nor a relative date such as "
+                "'yesterday', 'last week' or '3 days ago'",
+                param_hint=option,
+            ) from None
+        return relative
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def relative_day(value: str, today: date | None = None) -> datetime | None:
+    """Local midnight at the start of what `value`, a relative date and nothing else,
+    names; None when it is not one."""
+    from services.text.dates import find_times
+
+    text = " ".join(value.split())
+    now = datetime.now().astimezone()
+    found = find_times(text, today or now.date())
+    if len(found) != 1 or found[0].start != 0 or found[0].end != len(text):
+        return None
+    return datetime.combine(found[0].resolved, time(), tzinfo=now.tzinfo)
 
 
 FILTER_PARAMETERS = (
@@ -74,8 +95,12 @@ def filter_options(function: Any) -> Any:
             help="Only these types (repeatable).",
         ),
         click.option("--tag", "tags", multiple=True, help="Only memories with this tag."),
-        click.option("--after", help="Created on or after this date (ISO)."),
-        click.option("--before", help="Created before this date (ISO)."),
+        click.option(
+            "--after",
+            help="Created on or after this date: ISO, or 'yesterday', 'last week', "
+            "'3 days ago' (from the start of that day or span).",
+        ),
+        click.option("--before", help="Created before this date (ISO or relative, as --after)."),
         click.option("--exclude-session", help="Leave out memories from this session."),
         click.option("--min-confidence", type=click.FloatRange(0, 1)),
         click.option(
@@ -101,12 +126,20 @@ def build_filter(state: CliState, filters: dict[str, Any]) -> Any:
     from services.filters import MemoryFilter
 
     default_mode = state.engram().settings.get_str("retrieval.mode")
+    after = parse_date(filters["after"], "--after")
+    before = parse_date(filters["before"], "--before")
+    if after is not None and before is not None and after >= before:
+        raise click.BadParameter(
+            f"--after {filters['after']} ({after:%Y-%m-%d}) is not before --before "
+            f"{filters['before']} ({before:%Y-%m-%d}): no memory can match",
+            param_hint="--after/--before",
+        )
     return MemoryFilter(
         project=state.known_project(filters["project"]),
         types=tuple(MemoryType(t.lower()) for t in filters["types"]),
         tags=filters["tags"],
-        created_after=parse_date(filters["after"], "--after"),
-        created_before=parse_date(filters["before"], "--before"),
+        created_after=after,
+        created_before=before,
         exclude_session=filters["exclude_session"],
         min_confidence=filters["min_confidence"],
         mode=RetrievalMode(filters["mode"] or default_mode),

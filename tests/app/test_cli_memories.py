@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
+import pytest
+
+from app.cli.memories import relative_day
 from services.vectors.embeddings.onnx_minilm import MODEL_ID
 from services.vectors.index import VectorIndex
 from tests.app.conftest import EngramCli, corpus_records, write_jsonl
@@ -151,10 +154,43 @@ def test_list_mode_chooses_tiers(corpus_cli: EngramCli) -> None:
     )
 
 
-def test_list_rejects_a_bad_date(corpus_cli: EngramCli) -> None:
-    result = corpus_cli("list", "--after", "last tuesday")
+def test_list_rejects_a_bad_date_and_a_window_that_nothing_can_match(
+    corpus_cli: EngramCli,
+) -> None:
+    result = corpus_cli("list", "--after", "the day after the deploy")
     assert result.exit_code == 2
-    assert "not an ISO date" in result.stderr
+    assert "neither an ISO date" in result.stderr
+    result = corpus_cli("search", "deploy", "--after", "2026-02-07", "--before", "2026-02-04")
+    assert result.exit_code == 2
+    assert "no memory can match" in result.stderr
+
+
+def test_dates_take_relative_forms_people_write(corpus_cli: EngramCli) -> None:
+    """The corpus was written in February 2026, long before any "last week"."""
+    assert corpus_cli.ids("--after", "last week") == []
+    assert len(corpus_cli.ids("--before", "yesterday", "--mode", "exhaustive")) == 30
+    found = corpus_cli.json("search", "deploy", "--after", "3 days ago")
+    assert found["results"] == []
+
+
+@pytest.mark.parametrize(
+    ("written", "day"),
+    [
+        ("yesterday", date(2026, 11, 26)),
+        ("last week", date(2026, 11, 16)),
+        ("  3 days   ago ", date(2026, 11, 24)),
+        ("on March 3", date(2026, 3, 3)),
+    ],
+)
+def test_a_relative_date_stands_for_the_start_of_what_it_names(written: str, day: date) -> None:
+    start = relative_day(written, today=date(2026, 11, 27))
+    assert start is not None and start.date() == day and (start.hour, start.minute) == (0, 0)
+    assert start.tzinfo is not None
+
+
+@pytest.mark.parametrize("written", ["", "2026", "last week or so", "deploy", "yesterday, 3pm"])
+def test_text_that_is_not_only_a_relative_date_is_none(written: str) -> None:
+    assert relative_day(written, today=date(2026, 11, 27)) is None
 
 
 def test_edit_text_reembeds_and_search_finds_the_new_words(engram_cli: EngramCli) -> None:
@@ -229,6 +265,16 @@ def test_edit_long_to_short_leaves_no_stale_chunk_vectors(engram_cli: EngramCli)
     assert engram_cli.json("show", memory_id)["chunks"] == []
     vectors = VectorIndex(path=engram_cli.data_dir / "chroma")
     assert vectors.count(MODEL_ID) == 1
+
+
+def test_deleting_a_replacement_says_what_holds_again(engram_cli: EngramCli) -> None:
+    old = engram_cli.add("The MSRV is 1.70.", "-p", "p", "-t", "constraint")
+    new = engram_cli.add(
+        "The MSRV is 1.80 now.", "-p", "p", "-t", "constraint", "--supersedes", old
+    )
+    said = engram_cli.ok("delete", new, "--yes").stdout
+    assert f"what they had replaced holds again: {old}" in said
+    assert engram_cli.json("show", old)["superseded_by"] is None
     found = engram_cli.json("search", "zebra3 quokka3 migration", "-p", "p", "--retriever", "dense")
     assert found["results"][0]["breakdown"]["best_chunk"] == -1
 
@@ -247,7 +293,7 @@ def test_edit_project_moves_the_vector(engram_cli: EngramCli) -> None:
 def test_delete(engram_cli: EngramCli) -> None:
     keep = engram_cli.add("Keep this memory about caching.", "-p", "p")
     drop = engram_cli.add("Drop this memory about caching.", "-p", "p")
-    assert engram_cli.json("delete", drop, "--yes") == {"deleted": [drop]}
+    assert engram_cli.json("delete", drop, "--yes") == {"deleted": [drop], "held_again": []}
     assert engram_cli.all_ids() == {keep}
     assert engram_cli("show", drop).exit_code == 2
     found = engram_cli.json("search", "memory about caching", "-p", "p")
