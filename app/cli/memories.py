@@ -278,16 +278,23 @@ def add(
         return
     say(f"stored {memory.id}: {memory.title}")
     _say_replaced(superseded, memory.id)
-    confirmed = []
+    confirmed: list[Any] = []
+    declined: list[Any] = []
+    unanswered: list[Any] = []
     for candidate in candidates:
         old = candidate.memory
         say(
             f"  this may {'replace' if candidate.kind == 'supersedes' else 'contradict'} "
             f"{old.id} «{old.title}»: {candidate.reason} (score {candidate.score:.2f})"
         )
-        if asking and ask(f"  Does it replace {old.id}?", default=False):
-            confirmed.append(old.id)
-    _say_replaced(_declare(engram, memory.id, tuple(confirmed)), memory.id)
+        answer = _answer(f"  Does it replace {old.id}?") if asking else None
+        if answer is None:
+            unanswered.append(candidate)
+        else:
+            (confirmed if answer else declined).append(candidate)
+    _say_replaced(_declare(engram, memory.id, tuple(c.memory.id for c in confirmed)), memory.id)
+    if asking:
+        _settle(engram, memory, declined, unanswered)
     for repeat in repeats:
         say(
             f"  this may repeat {repeat.memory.id} «{repeat.memory.title}» "
@@ -360,6 +367,29 @@ def _check(engram: Any, memory: Any) -> Any:
     except EngramError as error:
         err(f"could not look for memories it may replace: {error}")
         return None
+
+
+def _answer(question: str) -> bool | None:
+    """The answer to a yes/no question; None when the input ended before one came (a
+    piped answer for the first of several questions)."""
+    try:
+        return ask(question, default=False)
+    except (click.exceptions.Abort, EOFError):
+        return None
+
+
+def _settle(engram: Any, memory: Any, declined: list[Any], unanswered: list[Any]) -> None:
+    """What the person answered no to holds beside the new memory and is not proposed
+    again; what they did not answer stays an open proposal."""
+    from services.knowledge.write_check import declined as record_declined
+
+    try:
+        record_declined(engram.store, memory, declined)
+    except EngramError as error:
+        err(f"could not record the answers: {error}")
+    if unanswered:
+        _propose(engram, memory, unanswered)
+        say(f"  (no answer for {len(unanswered)}: kept as open proposals for the review)")
 
 
 def _propose(engram: Any, memory: Any, candidates: list[Any]) -> None:

@@ -259,8 +259,8 @@ def resolve(
     """Resolve a contradiction in one transaction. a_wins / b_wins: the loser gets
     `valid_to` (when the winner started to hold, or now) and `superseded_by`, the winner
     `supersedes`; both_valid: nothing changes and the pair is not proposed again;
-    merged: both are superseded by the memory `into` when given (one that merges them),
-    else only recorded. Its pending review finding is answered too. Returns True when
+    merged: both are superseded by the memory `into` (one that merges them), which it
+    needs. Its pending review finding is answered too. Returns True when
     memories changed."""
     if resolution not in RESOLUTIONS:
         raise UserInputError(
@@ -276,6 +276,10 @@ def resolve(
         raise NotFoundError(f"no memory with id {into!r}")
     if into and resolution != "merged":
         raise UserInputError("--into goes with --resolution merged")
+    if resolution == "merged" and not into:
+        raise UserInputError(
+            "merged needs --into ID, the memory that merges both (nothing was changed)"
+        )
     changed = False
     now = now_iso()
     with store.writing():

@@ -15,7 +15,7 @@ from services.errors import EngramError
 from services.filters import MemoryFilter
 from services.knowledge import contradictions
 from services.knowledge.conflict_judge import upgraded
-from services.knowledge.conflict_records import FLAG_AT, SCORED_NEIGHBOURS, reading_of
+from services.knowledge.conflict_records import FLAG_AT, SCORED_NEIGHBOURS, reading_of, record_of
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,
@@ -40,6 +40,7 @@ from services.vectors.embeddings.base import Embedder
 from services.vectors.index import VectorIndex
 
 ADDED = "when added"  # how a proposal recorded by `propose` says it was found
+DECLINED = "the user said it does not replace it, when adding it"
 
 
 @dataclass(frozen=True)
@@ -225,6 +226,29 @@ def propose(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCand
     return recorded
 
 
+def declined(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCandidate]) -> int:
+    """The user said `memory` does not replace `candidates`: each pair is resolved as
+    both holding (a proposal the embed-time pass recorded included), so neither search
+    nor the idle cycle says otherwise again. Returns how many were resolved."""
+    now = now_iso()
+    resolved = 0
+    with store.writing():
+        for candidate in candidates:
+            earlier, later = contradictions.ordered(candidate.memory, memory)
+            row = table.row_for_pair(store, earlier.id, later.id)
+            if row is None:
+                evidence = {"score": round(candidate.score, 3), "judged": ADDED}
+                table.record_flag(
+                    store, earlier.id, later.id, candidate.kind, None, now, json.dumps(evidence)
+                )
+                row = table.row_for_pair(store, earlier.id, later.id)
+            record = record_of(row) if row is not None else None
+            if record is not None and not record.resolved:
+                table.mark_resolved(store, record.id, now, "both_valid", DECLINED)
+                resolved += 1
+    return resolved
+
+
 def why(earlier: PairText, later: PairText, cues: Cues) -> str:
     """The reason a pair looks like a change, in a few words a person can check."""
     reasons = [describe_conflict(conflict) for conflict in cues.conflicts[:1]]
@@ -240,7 +264,8 @@ def why(earlier: PairText, later: PairText, cues: Cues) -> str:
 
 
 def _version_step(old: Iterable[str], new: Iterable[str]) -> str | None:
-    """ "3.8 → 3.10": the highest old and new versions of one major number, if any."""
+    """ "3.8 → 3.10": the highest old and new versions of one major number, where the
+    new is the higher, if any."""
 
     def key(version: str) -> tuple[int, ...]:
         return tuple(int(part) for part in version.split(".") if part.isdigit())
@@ -248,6 +273,6 @@ def _version_step(old: Iterable[str], new: Iterable[str]) -> str | None:
     for major in sorted({key(v)[:1] for v in new} & {key(v)[:1] for v in old}, reverse=True):
         before = max((v for v in old if key(v)[:1] == major), key=key)
         after = max((v for v in new if key(v)[:1] == major), key=key)
-        if key(after) != key(before):
+        if key(after) > key(before):  # "2.5 → 2.0.25" pairs two products' versions
             return f"{before} → {after}"
     return None

@@ -626,3 +626,53 @@ def test_deep_listings_say_which_memories_no_longer_hold(engram_cli: Any) -> Non
     assert f"no longer holds: replaced by {new}" in found
     hits = engram_cli.json("search", "python 3.8 support", "--mode", "deep")["results"]
     assert {r["id"]: r["superseded_by"] for r in hits}[old] == new
+
+
+@pytest.mark.parametrize("answers", ["y\n", "n\nn\n", ""])
+def test_answers_at_the_terminal_apply_and_an_ended_input_keeps_proposals(
+    engram_cli: Any, monkeypatch: pytest.MonkeyPatch, answers: str
+) -> None:
+    """Two notes the new one may replace. A yes applies at once; a no settles the pair
+    (both hold, not proposed again, nothing marked outdated); a question the input ended
+    before keeps its pair as an open proposal, and the command does not abort."""
+    import app.cli.memories
+
+    floor = engram_cli.add(
+        'We support Python 3.8 and up: `requires-python = ">=3.8"` in pyproject.toml.',
+        "-p", "httpx", "-t", "constraint", "--title", "python floor = 3.8",
+    )  # fmt: skip
+    again = engram_cli.add(
+        "Python 3.8 is the floor, `requires-python` says `>=3.8`.",
+        "-p", "httpx", "-t", "constraint", "--title", "floor 3.8", "--allow-copy",
+    )  # fmt: skip
+    monkeypatch.setattr(app.cli.memories, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(app.cli.memories, "stdout_is_terminal", lambda: True)
+    added = engram_cli(
+        "add", "3.8 is dropped. `requires-python` is `>=3.9` now.",
+        "-p", "httpx", "-t", "constraint", "--title", "3.8 dropped", input=answers,
+    )  # fmt: skip
+    assert added.exit_code == 0, added.stderr
+    asked = [line for line in added.stdout.splitlines() if "this may replace" in line]
+    assert len(asked) == 2
+    new = added.stdout.split("stored ", 1)[1].split(":", 1)[0]
+    first = next(i for i in (floor, again) if f"this may replace {i}" in asked[0])
+    second = ({floor, again} - {first}).pop()
+    shown = {i: engram_cli.json("show", i) for i in (floor, again)}
+    open_pairs = {
+        frozenset((c["a"], c["b"]))
+        for c in engram_cli.json("contradictions", "list")["contradictions"]
+        if new in (c["a"], c["b"])
+    }
+    if answers == "y\n":
+        assert shown[first]["superseded_by"] == new
+        assert shown[second]["superseded_by"] is None
+        assert open_pairs == {frozenset((second, new))}
+        assert "no answer for 1" in added.stdout
+    elif answers == "n\nn\n":
+        assert all(shown[i]["superseded_by"] is None for i in (floor, again))
+        assert open_pairs == set()
+        found = engram_cli.json("search", "python floor 3.8", "-p", "httpx")["results"]
+        assert all(r["outdated_by"] is None for r in found)
+    else:
+        assert all(shown[i]["superseded_by"] is None for i in (floor, again))
+        assert open_pairs == {frozenset((floor, new)), frozenset((again, new))}

@@ -366,6 +366,9 @@ def test_both_valid_and_merged_resolutions(context: RemContext) -> None:
     add(context, "merged", "`settle_batch` times out after 30 s in prod, 60 s in batch jobs.", 15)
     with pytest.raises(UserInputError, match="--into goes with"):
         contradictions.resolve(store, records[("new", "conflict")].id, "a_wins", into="merged")
+    with pytest.raises(UserInputError, match="merged needs --into"):
+        contradictions.resolve(store, records[("new", "conflict")].id, "merged")
+    assert not contradictions.get(store, records[("new", "conflict")].id).resolved
     assert contradictions.resolve(store, records[("new", "conflict")].id, "merged", into="merged")
     assert (
         store.get("new").superseded_by == "merged"
