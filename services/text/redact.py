@@ -10,7 +10,10 @@ wherever they stand. Anything else is redacted only as the value of a `KEY=value
 `${VAR}`, `changeme`), not code (`os.environ["X"]`, `str`), not a path or a number, and
 for keys other than passwords random enough (entropy, a mix of letters and digits, not a
 run of words). So hashes, git SHAs, UUIDs and ids in prose are never touched, and
-`token_budget=2000` or `api_key: str` stay as written.
+`token_budget=2000` or `api_key: str` stay as written. The same holds in a sentence
+("the db password is X", "our staging API key was X", "aws secret key: X", "admin / X"):
+the word after a phrase whose last word names a secret, a password only when letters mix
+with digits or symbols, so "the password is required" or "in 1Password" stay as written.
 
 Every pattern is anchored on a literal or a bounded run, so the cost is linear in the
 text (PEM blocks are found by a scan, not a lazy regex), and redacting redacted text
@@ -34,6 +37,7 @@ from services.text.secret_values import (
     is_placeholder,
     looks_random,
     secret_kind_of_key,
+    secret_kind_of_phrase,
     secret_value,
 )
 
@@ -65,6 +69,9 @@ class Redacted:
 # to search for, so `_apply` checks the character before) and ends where one does.
 _TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "_")
 _E = r"(?![A-Za-z0-9_])"
+# A word of a sentence long enough to be a password (6 to 200 characters), without the
+# sentence's punctuation after it (`hunter2` of "hunter2).").
+_WORD = r"""[^\s"'`]\S{4,198}[^\s.,;:?)\]}"'`](?=[.,;:?)\]}"'`]{0,8}(?!\S))"""
 
 
 @dataclass(frozen=True)
@@ -169,6 +176,15 @@ SHAPE_RULES: tuple[Rule, ...] = (
         lambda password: not is_placeholder(password),
         starts_token=False,
     ),
+    Rule(  # a user and password pair in a sentence: "admin / hunter2-staging"
+        "password",
+        ("admin", "root"),
+        re.compile(
+            r"(?:[Aa]dmin(?:istrator)?|[Rr]oot)[ \t]{1,3}/[ \t]{1,3}(?P<value>" + _WORD + ")"
+            r"(?![.,;:?)\]}\"'`]{0,8}[ \t]{0,3}/)"
+        ),
+        lambda password: secret_value(password, "password", quoted=False, prose=True),
+    ),
     Rule(
         "bearer-token",
         ("bearer",),
@@ -182,13 +198,26 @@ SHAPE_RULES: tuple[Rule, ...] = (
         _basic_credentials,
     ),
 )
-# Words one of which a key naming a secret holds (`_KEY_VALUE` runs only when one is there).
+# Words one of which a key naming a secret holds (`_KEY_VALUE` and `_PROSE_KEY_VALUE` run
+# only when one is there).
 _KEY_NEEDLES = ("pass", "pw", "secret", "token", "key", "credential", "pat")
 
 _KEY_VALUE = re.compile(
     r"""(?<![\w.])(?P<key>[A-Za-z_][\w.\-]{0,60})["']?[ \t]{0,4}(?::=|=>|[:=])[ \t]{0,4}"""
     r"""(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}'|[^\s"',;]{1,500})"""
 )
+
+# The same in a sentence: the word after a secret's name (the last word of its phrase,
+# found from there by `_phrase_of`) and "is", "was", "are", "is set to", ":" or "=".
+_PROSE_KEY_VALUE = re.compile(
+    r"(?P<key>passphrase|password|passwd|pwd|pw|secret|token|credentials?|key|pat)"
+    r"(?:[ \t]{1,4}(?:is[ \t]{1,4}set[ \t]{1,4}to|is|was|are)[ \t]{1,4}|[ \t]{0,4}[:=][ \t]{0,4})"
+    r"""(?P<value>"[^"\n]{6,200}"|'[^'\n]{6,200}'|`[^`\n]{6,200}`|""" + _WORD + ")",
+    re.I,
+)
+# Its phrase: the rest of its word and up to two words before ("the db", "aws secret"),
+# read backwards from the name (a look-behind cannot vary in width), so one bounded match.
+_PHRASE_HEAD_REVERSED = re.compile(r"[\w\-]{0,30}(?:[ \t]{1,3}[\w\-]{0,30}[A-Za-z]){0,2}(?![\w.])")
 
 _PEM_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY( BLOCK)?-----")
 _PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY( BLOCK)?-----")
@@ -230,6 +259,7 @@ class Redactor:
                 text = self._apply(text, rule.pattern, found, _judge(rule), rule.starts_token)
         if any(needle in lowered for needle in _KEY_NEEDLES):
             text = self._apply(text, _KEY_VALUE, found, None, key_value=True)
+            text = self._apply(text, _PROSE_KEY_VALUE, found, None, key_value=True, prose=True)
         for pattern in self.custom:
             text = self._apply(text, pattern, found, lambda _secret: CUSTOM)
         return text, found
@@ -245,6 +275,7 @@ class Redactor:
         kind_of: Callable[[str], str | None] | None,
         starts_token: bool = False,
         key_value: bool = False,
+        prose: bool = False,
     ) -> str:
         """Replace each match's secret (its `value` group, else the whole match) with
         its placeholder, unless the match touches a placeholder already there."""
@@ -262,7 +293,7 @@ class Redactor:
             begin, end = match.span("value") if has_value else match.span()
             secret = text[begin:end]
             if key_value:
-                kind, begin, end, secret = _key_value_secret(match)
+                kind, begin, end, secret = _key_value_secret(match, prose)
             else:
                 kind = kind_of(secret) if kind_of else None
             if kind is None or self._allowed(secret):
@@ -312,17 +343,32 @@ def _judge(rule: Rule) -> Callable[[str], str | None]:
     return kind_of
 
 
-def _key_value_secret(match: re.Match[str]) -> tuple[str | None, int, int, str]:
-    """The kind, span and text of the secret in a `key = value` match (kind None: none)."""
+def _key_value_secret(
+    match: re.Match[str], prose: bool = False
+) -> tuple[str | None, int, int, str]:
+    """The kind, span and text of the secret in a `key = value` match (kind None: none);
+    in `prose`, of a `_PROSE_KEY_VALUE` match, where a value in backticks is unquoted."""
     begin, end = match.span("value")
     value = match.group("value")
     quoted = value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2
-    if quoted:
+    if quoted or (prose and value[:1] == "`" == value[-1:] and len(value) >= 2):
         begin, end, value = begin + 1, end - 1, value[1:-1]
-    kind = secret_kind_of_key(match.group("key"))
-    if kind is None or not secret_value(value, kind, quoted):
+    if prose:
+        phrase = _phrase_of(match)
+        kind = secret_kind_of_phrase(phrase) if phrase else None
+    else:
+        kind = secret_kind_of_key(match.group("key"))
+    if kind is None or not secret_value(value, kind, quoted, prose):
         return None, begin, end, value
     return kind, begin, end, value
+
+
+def _phrase_of(match: re.Match[str]) -> str | None:
+    """The phrase whose last word is a `_PROSE_KEY_VALUE` match's key: "the db password",
+    "aws secret key", "PGPASSWORD" (None: the key ends a word too long to be a name)."""
+    start = match.start("key")
+    head = _PHRASE_HEAD_REVERSED.match(match.string[max(0, start - 100) : start][::-1])
+    return None if head is None else head.group(0)[::-1] + match.group("key")
 
 
 def _placeholder_spans(text: str) -> tuple[list[int], list[int]]:

@@ -1,7 +1,8 @@
 """Judging a candidate secret: how random a value looks (entropy, a mix of character
 classes, not a run of words), whether it only stands for a secret (`<token>`, `${VAR}`,
-`changeme`) or is code, a path or a number, and whether a key names a secret
-(`DB_PASSWORD`, `apiKey`) or only describes one (`password_hash`, `token_budget`). Used by
+`changeme`) or is code, a path or a number, whether a key names a secret
+(`DB_PASSWORD`, `apiKey`) or only describes one (`password_hash`, `token_budget`), and
+whether a word after "the db password is" is a password or English. Used by
 `services.text.redact`."""
 
 from __future__ import annotations
@@ -198,12 +199,58 @@ def secret_kind_of_key(key: str) -> str | None:
     return None
 
 
-def secret_value(value: str, kind: str, quoted: bool) -> bool:
-    """Whether the value of a key of `kind` is a secret worth redacting."""
+def secret_kind_of_phrase(phrase: str) -> str | None:
+    """The kind of secret a phrase of prose names (`the db password`, `our staging API
+    key`, `aws secret key`), or None. Its last word decides: `the password reset token`
+    names a token, not a password."""
+    kind = secret_kind_of_key(phrase)
+    last = _KEY_PART.findall(phrase)[-1].lower()
+    if kind == "password" and not last.endswith(tuple(_PASSWORD_WORDS)):
+        return secret_kind_of_key(last)
+    return kind
+
+
+# Terms with digits that sentences about passwords hold (`the password is SHA256-hashed`,
+# `2FA-protected`, `in 1Password`), and measures (`16chars`).
+_TERMS_WITH_DIGITS = frozenset(
+    """md5 sha1 sha2 sha256 sha384 sha512 sha3 base32 base64 utf8 utf16 aes128 aes256 rsa2048
+    rsa4096 ed25519 2fa 1password argon2 argon2id pbkdf2 x509 pkcs8 pkcs12 oauth2 s3 k8s""".split()
+)
+_MEASURE = re.compile(
+    r"\d+(?:chars?|characters|bytes?|bits?|[smhdwy]|mins?|hrs?|days?|weeks?|months?)", re.I
+)
+_VERSION = re.compile(r"\bv?\d+(?:\.\d+)+\b|\bv\d+\b", re.I)
+_WORD_JOINERS = re.compile(r"[-_./'\u2019\s]")
+
+
+def password_in_prose(value: str) -> bool:
+    """Whether the word after "the password is" is a password: letters mixed with digits
+    or symbols (`Tr0ub4dor&3`, `hunter2`, `s3cr3t!`, `Summer-2024`), not a word or a
+    hyphenated phrase (`required`, `case-sensitive`), nor a term with digits
+    (`SHA256-hashed`, `1Password`, `v2-compatible`). The caller has ruled out
+    placeholders, code and paths."""
+    if len(value) < 6 or not any(c.isalpha() for c in value):
+        return False
+    unversioned = _VERSION.sub("", value)
+    return any(
+        not part.isalpha()
+        and part.lower() not in _TERMS_WITH_DIGITS
+        and _MEASURE.fullmatch(part) is None
+        for part in _WORD_JOINERS.split(unversioned)
+        if part
+    )
+
+
+def secret_value(value: str, kind: str, quoted: bool, prose: bool = False) -> bool:
+    """Whether the value of a key of `kind` is a secret worth redacting (`prose`: the
+    word after "the db password is", where only a password-like mix counts, quoted or
+    not)."""
     if is_placeholder(value) or is_code_or_path(value, quoted):
         return False
     if kind != "password":
         return looks_random(value)
+    if prose:
+        return password_in_prose(value)
     if len(value) < 6:
         return False
     if not quoted and len(value) < 40:

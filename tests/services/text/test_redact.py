@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from services.errors import UserInputError
 from services.text.redact import Redactor, check_patterns, placeholder, redact
 from services.text.secret_values import looks_random, secret_kind_of_key
-from tests.services.text.fake_secrets import MAKERS, Sample, sample
+from tests.services.text.fake_secrets import ALNUM, MAKERS, Sample, chars, password, sample
 
 # --- every kind, in its usual places ------------------------------------------------------
 
@@ -102,6 +102,77 @@ def test_keyed_values_are_redacted(text: str, kind: str) -> None:
     assert placeholder(kind) in result.text
 
 
+@pytest.mark.parametrize(
+    ("text", "redacted", "kind"),
+    [
+        (
+            "the db password is Tr0ub4dor&3",
+            "the db password is [redacted:password]",
+            "password",
+        ),
+        (
+            "aws secret key: Q7v9Lk2mXp0RtY8sWz3Nq5Bv7Cd9Ef1Gh2Jk4Lm",
+            "aws secret key: [redacted:aws-secret-key]",
+            "aws-secret-key",
+        ),
+        (
+            "our staging API key is Q7v9Lk2mXp0RtY8sWz3Nq5Bv7Cd9.",
+            "our staging API key is [redacted:api-key].",
+            "api-key",
+        ),
+        (
+            "the secret key was 8f14e45fceea167a5a36dedd4bea2543, now rotated",
+            "the secret key was [redacted:secret], now rotated",
+            "secret",
+        ),
+        (
+            "(the root password is set to Summer-2024)",
+            "(the root password is set to [redacted:password])",
+            "password",
+        ),
+        (
+            "the credentials are AbC9dEf0GhI8jKl7MnO6pQr5; ask Sam",
+            "the credentials are [redacted:secret]; ask Sam",
+            "secret",
+        ),
+        ("My wifi pw was s3cr3t!", "My wifi pw was [redacted:password]", "password"),
+        ("PGPASSWORD is hunter2.", "PGPASSWORD is [redacted:password].", "password"),
+        (
+            "the api key = AbC9dEf0GhI8jKl7MnO6pQr5",
+            "the api key = [redacted:api-key]",
+            "api-key",
+        ),
+        (
+            "the db password: `Tr0ub4dor&3`",
+            "the db password: `[redacted:password]`",
+            "password",
+        ),
+        (
+            "the password reset token is 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+            "the password reset token is [redacted:token]",
+            "token",
+        ),
+        (
+            "staging login: admin / hunter2-staging",
+            "staging login: admin / [redacted:password]",
+            "password",
+        ),
+    ],
+)
+def test_secrets_written_as_sentences_are_redacted(text: str, redacted: str, kind: str) -> None:
+    result = redact(text)
+    assert result.text == redacted
+    assert result.found == {kind: 1}
+
+
+def test_redacting_a_redacted_sentence_changes_nothing() -> None:
+    once = redact("the db password is Tr0ub4dor&3 and admin / hunter2-staging works")
+    assert once.found == {"password": 2}
+    twice = redact(once.text)
+    assert twice.text == once.text
+    assert twice.found == {}
+
+
 # --- what is not a secret ---------------------------------------------------------------
 
 DEVELOPER_TEXT = [
@@ -145,6 +216,34 @@ DEVELOPER_TEXT = [
 
 @pytest.mark.parametrize("text", DEVELOPER_TEXT)
 def test_developer_text_is_left_as_written(text: str) -> None:
+    assert redact(text).text == text
+
+
+SENTENCES_ABOUT_SECRETS = [
+    "the db password is stored in vault",
+    "the password is required",
+    "the token is valid for 15 minutes",
+    "the api key is missing",
+    "the secret key is rotated monthly",
+    "password is `${DB_PASS}`",
+    "the password is in 1Password",
+    "the password reset link is https://example.com/reset/abc123",
+    "the password reset link expires",
+    "we measured 40 tokens per second",
+    "a secret to success is patience",
+    "the password is SHA256-hashed and the token is 2FA-protected",
+    "my password is case-sensitive, the key is 42",
+    "the password is 12345678 characters long? no, the password is at least 12 characters",
+    'the password is `os.environ["DB_PASS"]`, the api key is settings.API_KEY',
+    "the password is v2-compatible, the password is 16chars long",
+    "the password is ~/.pgpass and the token was revoked.",
+    "the monkey is Tr0ub4dor, the turnkey was ready",
+    "modes: read / write, src / tests, TCP / UDP, admin / editor / viewer2",
+]
+
+
+@pytest.mark.parametrize("text", SENTENCES_ABOUT_SECRETS)
+def test_sentences_about_secrets_are_left_as_written(text: str) -> None:
     assert redact(text).text == text
 
 
@@ -257,6 +356,9 @@ def _seconds(text: str) -> float:
         "a",
         "x" * 63 + "=",
         "sk-" + "a1" * 20 + " ",
+        "the db password is ",
+        "admin / ",
+        "aws secret key" + "y" * 40 + " was ",
     ],
 )
 def test_two_megabytes_take_linear_time(unit: str) -> None:
@@ -277,6 +379,10 @@ FRAGMENTS = [
     "@host",
     "-----BEGIN PRIVATE KEY-----",
     "-----END PRIVATE KEY-----",
+    "the db password is ",
+    "aws secret key was ",
+    " is ",
+    "admin / ",
     "[redacted:password]",
     "[redacted:",
     "Bearer ",
@@ -299,9 +405,31 @@ def secret_samples(draw: st.DrawFn) -> Sample:
     return sample(maker, random.Random(draw(st.integers(0, 2**32))))
 
 
+# Secrets in sentences: the phrase, the secret's kind, and a maker of secrets for it.
+PROSE_PLACES = [
+    ("the db password is {s}", "password", password),
+    ("(the root password is set to {s})", "password", password),
+    ("my wifi pw was `{s}`, then", "password", password),
+    ("staging login: admin / {s}.", "password", password),
+    ("our staging API key is {s}.", "api-key", lambda r: chars(r, ALNUM, 40)),
+    ("aws secret key: {s}", "aws-secret-key", lambda r: chars(r, ALNUM, 40)),
+    ("the secret key was {s}, now rotated", "secret", lambda r: chars(r, ALNUM, 32)),
+]
+
+
+@st.composite
+def prose_samples(draw: st.DrawFn) -> Sample:
+    place, kind, make = draw(st.sampled_from(PROSE_PLACES))
+    secret = make(random.Random(draw(st.integers(0, 2**32))))
+    return Sample(kind, secret, place.format(s=secret))
+
+
 noisy_text = st.lists(
     st.one_of(
-        st.text(max_size=40), st.sampled_from(FRAGMENTS), secret_samples().map(lambda s: s.text)
+        st.text(max_size=40),
+        st.sampled_from(FRAGMENTS),
+        secret_samples().map(lambda s: s.text),
+        prose_samples().map(lambda s: s.text),
     ),
     max_size=12,
 ).map("".join)
@@ -315,7 +443,13 @@ def test_redaction_never_raises_and_is_idempotent(text: str) -> None:
     assert twice.found == {}
 
 
-@given(st.lists(st.tuples(st.text(max_size=30), secret_samples()), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.tuples(st.text(max_size=30), st.one_of(secret_samples(), prose_samples())),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_no_secret_survives_among_noise(pieces: list[tuple[str, Sample]]) -> None:
     text = "".join(f"{noise}\n{secret.text}\n" for noise, secret in pieces)
     result = redact(text)
@@ -358,5 +492,34 @@ UUIDS = st.uuids().map(str)
 
 @given(st.lists(st.one_of(SAFE_WORDS, HEXES, UUIDS, st.integers(0, 10**6).map(str)), max_size=40))
 def test_text_without_secrets_is_unchanged(words: list[str]) -> None:
+    text = " ".join(words)
+    assert redact(text).text == text
+
+
+PROSE_KEYS = st.sampled_from(
+    ["the db password", "our staging API key", "aws secret key", "the token", "admin", "tokens"]
+)
+PROSE_SEPARATORS = st.sampled_from(["is", "was", "are", "is set to", "/"])
+PROSE_WORDS = st.sampled_from(
+    [
+        "stored",
+        "required",
+        "in",
+        "1Password",
+        "SHA256-hashed",
+        "case-sensitive",
+        "`${DB_PASS}`",
+        "v2-compatible",
+        "16chars",
+        "12345678",
+        "~/.pgpass",
+        "missing.",
+        "write,",
+    ]
+)
+
+
+@given(st.lists(st.one_of(PROSE_KEYS, PROSE_SEPARATORS, PROSE_WORDS), max_size=30))
+def test_sentences_without_secrets_are_unchanged(words: list[str]) -> None:
     text = " ".join(words)
     assert redact(text).text == text
