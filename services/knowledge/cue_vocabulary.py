@@ -223,7 +223,13 @@ OLD_MARKERS = re.compile(
     # "replaced X with Y": only X is old.
     r"\breplaced (?P<replacedobj>[^;:,()]+?)(?=\s+(?:with|by)\b|\s*[;:,()]|\s*[.!?]?\s*$)|"
     r"(?P<dropped>[^;:,()]+?) (?:is|was|are|were) (?:no longer|dropped|removed|"
-    r"decommissioned|drained|deleted|retired|shut down|turned off)",
+    r"decommissioned|drained|deleted|retired|shut down|turned off)|"
+    # "Dropped Python 3.8", "removed support for Node 16": what follows is old; "removed
+    # in 0.24" says when, not what.
+    r"\b(?:dropped|removed|retired|ditched)\s+(?:support\s+for\s+)?"
+    r"(?!(?:in|from|after|with|since|by|on|at|as)\b)"
+    r"(?P<droppedobj>[^;:,()]+?)(?=\s*[;:,()]|[.!?](?:\s|$)|\s+(?:and|but|so|now|because|"
+    r"from|for|in|on|at|to|with|since)\b|$)",
     re.IGNORECASE,
 )
 NEGATION = re.compile(

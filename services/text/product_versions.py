@@ -1,5 +1,5 @@
 """Major versions written after a product's name: "Node 18", "PostgreSQL 16", "Vue 3",
-"Windows 7", "Java 17".
+"Windows 7", "Java 17", "minimum PostgreSQL is now 15".
 
 People name a runtime, a database, an operating system or a framework by its major
 version alone, with no dot to say it is one ("CI runs Node 18 and 20", "we moved to
@@ -41,8 +41,12 @@ _NAMES = "|".join(re.escape(p) for p in sorted(PRODUCTS, key=len, reverse=True))
 # "Node 18", "Node v20", "PostgreSQL 16": one to three digits, not a decimal ("Node 18.2"
 # is read as a version already), not a percentage or a size, not the start of a range
 # written with a dash ("Python 3-4" says nothing of one version).
+# Or stated with a verb or a colon: "minimum PostgreSQL is now 15", "Node: 20", when no
+# unit or "times" follows ("Redis is 3 times faster" says nothing of a version).
 _PRODUCT_VERSION = re.compile(
-    rf"(?<![\w.-])(?P<product>{_NAMES})\s+v?(?P<major>\d{{1,3}})(?![\w%]|\.\d|-\d)",
+    rf"(?<![\w.-])(?P<product>{_NAMES})"
+    r"(?:\s+(?:is|was|are)(?:\s+(?:now|still))?\s+|\s*[:=]\s*|\s+)"
+    r"v?(?P<major>\d{1,3})(?![\w%]|\.\d|-\d|\s*(?:x|times|ms|s|sec|seconds|minutes|[kmg]b)\b)",
     re.IGNORECASE,
 )
 

@@ -285,3 +285,15 @@ def test_a_number_written_in_groups_of_thousands_is_one_number() -> None:
     # a comma and a space list two numbers
     read = sentence_statements("Attempt 3, 250 ms timeout each.")
     assert [s.value for s in read if s.attribute == "timeout"] == ["0.25"]
+
+
+def test_what_a_note_says_it_dropped_is_old() -> None:
+    read = sentence_statements("Dropped Python 3.8: target-version is now py310.")
+    assert [(s.attribute, s.value, s.old) for s in read] == [("runtime python", "3.8", True)]
+    read = sentence_statements("Prettier dropped Node 16 for its build; CI runs Node 18.")
+    assert {(s.value, s.old) for s in read} == {("16", True), ("18", False)}
+    # "removed in 0.24" says when something went, not that 0.24 is old
+    assert not any(s.old for s in sentence_statements("Removed in Node 22, see the notes."))
+    # what it was dropped from is not dropped
+    read = sentence_statements("Main dropped pycurl from the sqs extra; SQS goes via urllib3.")
+    assert not any(s.old for s in read)

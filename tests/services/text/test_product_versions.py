@@ -20,6 +20,7 @@ from services.text.product_versions import PRODUCTS, product_versions
         ),
         ("Vue 2 components still load under Vue 3's compat build.", [("vue", "2"), ("vue", "3")]),
         ("Java 17 is the floor; Spring Boot 3 needs it.", [("java", "17"), ("spring boot", "3")]),
+        ("Minimum PostgreSQL is now 15; Node: 20 in CI.", [("postgresql", "15"), ("node", "20")]),
     ],
 )
 def test_a_product_named_with_a_major_version(text: str, found: list[tuple[str, str]]) -> None:
@@ -36,6 +37,9 @@ def test_a_product_named_with_a_major_version(text: str, found: list[tuple[str, 
         "go 2 levels up from the repo root",  # Go is written with a dot ("Go 1.23")
         "nodes 18 and 19 are down",  # another word
         "Node 2024 roadmap",  # four digits: a year
+        "Redis is 3 times faster than the old cache",  # a factor
+        "Postgres is 2x slower here",
+        "Python is 10 ms slower per call",  # a measure
     ],
 )
 def test_no_version_where_the_number_is_something_else(text: str) -> None:
