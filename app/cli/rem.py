@@ -87,6 +87,8 @@ def run(
         found = counted(len(report.findings), "finding")
         status = f"failed: {report.error}" if report.error else found
         applied = f", {report.applied} applied" if auto else ""
+        if auto and report.out_of_date:
+            applied += f", {report.out_of_date} out of date (dismissed; the next run looks again)"
         say(f"{report.op}: {status}{applied} ({report.seconds:.2f} s)")
         if report.outcome is not None and report.changes:
             say(f"  {report.outcome.describe()}")

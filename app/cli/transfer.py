@@ -45,6 +45,7 @@ def export(
     from services.memories.transfer import export_document
 
     engram = state.engram(catch_up=False)
+    project = state.known_project(project)  # a misspelt -p is not an empty export
     memories = (m for m in engram.store.iter_all() if project is None or m.project == project)
     if format_ == "json":
         text = json.dumps(export_document(memories, project), ensure_ascii=False, indent=1)

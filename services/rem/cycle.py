@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.errors import UserInputError
 from services.llm.base import LLMCancelled
 from services.memory import now_iso
 from services.rem import registry
@@ -33,6 +34,7 @@ class OperationReport:
     seconds: float
     findings: list[Finding] = field(default_factory=list)
     applied: int = 0
+    out_of_date: int = 0  # `auto`: findings dismissed because their memories changed
     error: str | None = None
     outcome: Changes | None = None  # what it changed (or did), typed
     cancelled: bool = False
@@ -48,6 +50,7 @@ class OperationReport:
             "seconds": round(self.seconds, 3),
             "error": self.error,
             "applied": self.applied,
+            "out_of_date": self.out_of_date,
             "changes": self.changes,
             "findings": [
                 {
@@ -68,8 +71,6 @@ def run_operations(
     auto: bool = False,
     dry_run: bool = False,
 ) -> list[OperationReport]:
-    from services.errors import UserInputError
-
     every = registry.names()
     names = ops or every
     unknown = [n for n in names if registry.find_operation(n) is None]
@@ -97,8 +98,14 @@ def run_operations(
                 for finding in findings.pending(name):
                     if finding.recommended == "skip":
                         continue
-                    if answer(context.service, findings, finding, finding.recommended):
-                        report.applied += 1
+                    try:
+                        if answer(context.service, findings, finding, finding.recommended):
+                            report.applied += 1
+                    except UserInputError:
+                        # Its memories changed since it was proposed (an earlier finding
+                        # of this run merged or replaced them): dismissed, looked at again
+                        # next run; the other findings still get their answer.
+                        report.out_of_date += 1
         except LLMCancelled:  # the user came back: nothing stored, due again next time
             report.error = "cancelled: stopped when the user came back"
             report.cancelled = True

@@ -71,6 +71,16 @@ def test_export_includes_every_tier(corpus_cli: EngramCli) -> None:
     assert "shipit-m00001" in ids and len(ids) == 30
 
 
+def test_export_of_an_unknown_project_is_refused_not_empty(
+    corpus_cli: EngramCli, tmp_path: Path
+) -> None:
+    target = tmp_path / "typo.json"
+    result = corpus_cli("export", "-p", "pinbord-ui", "-o", target)
+    assert result.exit_code == 2
+    assert "no project 'pinbord-ui' (did you mean 'pinboard-ui'?)" in result.stderr
+    assert not target.exists()
+
+
 def test_export_jsonl_and_to_a_file(corpus_cli: EngramCli, tmp_path: Path) -> None:
     lines = corpus_cli.ok("export", "--format", "jsonl", "-p", "pinboard-ui").stdout.splitlines()
     assert len(lines) == 7

@@ -165,6 +165,28 @@ def test_dry_run_stores_nothing_and_auto_applies(context: RemContext) -> None:
     assert len(superseded) == 1
 
 
+def test_auto_dismisses_a_finding_whose_memories_changed_and_answers_the_rest(
+    context: RemContext,
+) -> None:
+    """A pending finding of an earlier run names a memory replaced since: `auto` dismisses
+    it and still answers the new one, instead of failing the operation."""
+    from services.knowledge.supersession import declare
+
+    add(context, "a", "Retry three times.")
+    add(context, "b", "Retry three times.")
+    (dry,) = run_operations(context, ["duplicates"], dry_run=True)
+    store = FindingStore(context.service.store)
+    store.save(dry.findings)  # as an interrupted earlier run would have left it
+    add(context, "c", "Retries: three, then give up.")
+    declare(context.service.store, "c", ["a"])
+    add(context, "d", "Cache for ten minutes.")
+    add(context, "e", "Cache for ten minutes.")
+    (auto,) = run_operations(context, ["duplicates"], auto=True)
+    assert auto.error is None
+    assert auto.out_of_date == 1 and auto.applied == 1
+    assert [m for m in ("d", "e") if context.service.store.get(m).superseded_by]
+
+
 def test_unknown_operation_is_a_clear_error(context: RemContext) -> None:
     from services.errors import UserInputError
 
