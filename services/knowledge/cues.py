@@ -19,8 +19,8 @@ or product: "Node 18", "PostgreSQL 16"), and names of tools and services by cate
 (databases, error trackers, HTTP clients, queues…) — so "kept for 30 days" (retention)
 never conflicts with "logs at INFO" (log level).
 
-A memory is read by its first READ_CHARS characters and READ_SENTENCES sentences: a
-pasted log of megabytes read whole made one comparison take minutes.
+A memory is read by its first READ_CHARS characters, READ_SENTENCES sentences and
+READ_SENTENCE_CHARS of each: a pasted log read whole made a comparison take minutes.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from services.text.words import sentences as split_sentences
 
 READ_CHARS = 20_000
 READ_SENTENCES = 200
+READ_SENTENCE_CHARS = 1_000  # longer is a paste: the old-value patterns are quadratic
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,7 @@ class Reading:
 
 
 def _number(raw: str) -> float:
-    raw = raw.lower()
-    return float(NUMBER_WORDS[raw]) if raw in NUMBER_WORDS else float(GROUPING.sub("", raw))
+    return float(NUMBER_WORDS.get(raw.lower()) or GROUPING.sub("", raw))
 
 
 def _fmt(value: float) -> str:
@@ -287,7 +287,7 @@ def read(
     sentences: list[frozenset[str]] = []
     negated: list[bool] = []
     for sentence in split_sentences(plain, clauses=True)[:READ_SENTENCES]:
-        found = sentence_statements(sentence, title)
+        found = sentence_statements(sentence[:READ_SENTENCE_CHARS], title)
         statements.extend(found)
         sentences.append(frozenset(_subject_words(sentence, found)))
         negated.append(bool(NEGATION.search(sentence)))

@@ -297,3 +297,15 @@ def test_what_a_note_says_it_dropped_is_old() -> None:
     # what it was dropped from is not dropped
     read = sentence_statements("Main dropped pycurl from the sqs extra; SQS goes via urllib3.")
     assert not any(s.old for s in read)
+
+
+def test_a_pasted_run_without_sentence_ends_is_read_in_bounded_time() -> None:
+    """20,000 characters with no full stop (a pasted log) took 6 s: the old-value patterns
+    are quadratic in a sentence's length. A sentence is read by its first 1,000."""
+    import time
+
+    pasted = " ".join(f"worker{i} retried upload{i} timeout {i} s" for i in range(800))
+    started = time.perf_counter()
+    reading = read("m", "pasted log", pasted[:20_000])
+    assert time.perf_counter() - started < 2
+    assert reading.statements  # its start is still read
