@@ -298,6 +298,39 @@ def test_with_a_file_open_the_background_is_that_part_of_the_project(store: Memo
     assert background == {"routing-conv", "general-conv"}
 
 
+def test_a_note_that_names_the_open_file_in_its_text_is_relevant(store: MemoryStore) -> None:
+    """Added outside the repository or imported, a note has no file_refs; naming the file
+    in its text still puts it beside the file (not in tier 1 on that alone)."""
+    seed(store, "names", "Per-file ignores go in pyproject.toml as a table, not a list.")
+    seed(store, "path", "`src/ledgerly/db.py` holds the engine; pool_timeout is 15 s there.")
+    seed(store, "other", "The lockfile is uv.lock; never edit it by hand.")
+    seed(store, "prose", "The project file lists the ignores.")
+    critical, relevant, related = tiers(PredictiveEngine(store).observe(opened("pyproject.toml")))
+    assert "names" in relevant and "names" not in critical
+    assert not {"path", "other", "prose"} & set(critical + relevant + related)
+    critical, relevant, _ = tiers(PredictiveEngine(store).observe(opened("src/ledgerly/db.py")))
+    assert "path" in relevant
+
+
+def test_with_more_notes_pointing_at_the_file_than_tier_one_holds_names_come_first(
+    store: MemoryStore,
+) -> None:
+    """A few notes pointing at a file lead tier 1; when more point at it than tier 1
+    holds, the notes naming what it defines or imports go first."""
+    path = "src/ledgerly/billing/refunds.py"
+    seed(store, "defines", "`issue_refund` must be idempotent.")
+    seed(store, "imports", "`settle_ledger_account` locks the ledger row.")
+    for i in range(3):
+        seed(store, f"points{i}", f"Refund rule {i}.", file_refs=[path])
+    critical, _, _ = tiers(PredictiveEngine(store).observe(opened(path, REFUNDS_PY)))
+    assert set(critical[:3]) == {"points0", "points1", "points2"}
+    for i in range(3, 12):
+        seed(store, f"points{i}", f"Refund rule {i}.", file_refs=[path])
+    critical, relevant, _ = tiers(PredictiveEngine(store).observe(opened(path, REFUNDS_PY)))
+    assert critical[:2] == ["defines", "imports"]
+    assert len([i for i in critical + relevant if i.startswith("points")]) == 12
+
+
 def test_a_test_file_brings_the_notes_about_the_file_it_tests(store: MemoryStore) -> None:
     seed(store, "subject", "SetArgs(nil) falls back to os.Args.", file_refs=["command.go"])
     seed(store, "elsewhere", "Completions are generated.", file_refs=["completions.go"])
