@@ -43,6 +43,12 @@ FLOOR_NEW = dict(
     type="constraint",
     project="httpx",
 )
+FLOOR_NEWER = dict(
+    FLOOR_NEW,
+    title="3.9 dropped",
+    content="3.9 is dropped as well: `requires-python` is `>=3.10`.",
+    created_at="2026-02-10T10:00:00+00:00",
+)
 UNRELATED = dict(
     title="release tags",
     content="Tags have no v prefix; scripts/publish compares the ref with __version__.",
@@ -261,14 +267,7 @@ def test_a_later_co_holder_makes_history_only_when_it_is_as_sure(
     engram.indexer.on_indexed = None  # the conflicts are this test's own, not judged ones
     old = engram.service.add(FLOOR_OLD)
     first = engram.service.add(FLOOR_NEW)
-    later = engram.service.add(
-        {
-            **FLOOR_NEW,
-            "title": "3.9 dropped",
-            "content": "3.9 is dropped as well: `requires-python` is `>=3.10`.",
-            "created_at": "2026-02-10T10:00:00+00:00",
-        }
-    )
+    later = engram.service.add(FLOOR_NEWER)
     with engram.store.writing():
         for holder, score in ((first, 0.99), (later, later_score)):
             a, b = contradictions.ordered(old, holder)
@@ -377,14 +376,7 @@ def test_a_replacement_confirmed_later_is_followed_to_what_holds_now(engram: Eng
     engram.indexer.on_indexed = None
     old = engram.service.add(FLOOR_OLD)
     middle = engram.service.add(FLOOR_NEW)
-    newest = engram.service.add(
-        {
-            **FLOOR_NEW,
-            "title": "3.9 dropped",
-            "content": "3.9 is dropped as well: `requires-python` is `>=3.10`.",
-            "created_at": "2026-02-10T10:00:00+00:00",
-        }
-    )
+    newest = engram.service.add(FLOOR_NEWER)
     _open_replacement(engram, old, middle)
     supersession.declare(engram.store, newest.id, [middle.id])
     assert supersession.replaced_by(engram.store, [old.id]) == {old.id: newest.id}
