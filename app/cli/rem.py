@@ -16,6 +16,7 @@ from app.cli.common import (
     json_option,
     pass_state,
     say,
+    shortened,
     stdin_is_terminal,
     waits,
 )
@@ -93,7 +94,7 @@ def run(
         if report.outcome is not None and report.changes:
             say(f"  {report.outcome.describe()}")
         for finding in report.findings[:20]:
-            say(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
+            say(f"  {finding.id} [{finding.kind}] {shortened(finding.summary, 110)}")
 
 
 @rem.command(name="status")
@@ -152,7 +153,7 @@ def report(state: CliState, as_json: bool) -> None:
     hint = ": engram rem review" if pending else ""
     say(f"{counted(len(pending), 'finding')} {waits(len(pending))} for you{hint}")
     for finding in pending:
-        say(f"  {finding.id} [{finding.kind}] {finding.summary[:110]}")
+        say(f"  {finding.id} [{finding.kind}] {shortened(finding.summary, 110)}")
 
 
 @rem.command(name="review")

@@ -265,7 +265,8 @@ def fact_findings(
             Finding(
                 op="facts",
                 kind="fact",
-                summary=f"{memory.id} ({memory.title}) states {fact.line()} — read by {by}",
+                # What it states first: a listing cuts a summary at its width.
+                summary=f"{memory.id} states {fact.line()} — read by {by}: {memory.title}",
                 memory_ids=[memory.id],
                 options=FACT_OPTIONS,
                 recommended="accept" if fact.extracted_by == "rule" else "skip",

@@ -107,6 +107,8 @@ def test_proposals_by_rules_are_recommended_by_the_model_only_reviewed(
     assert set(findings) == {"r", "m"}
     assert findings["r"].recommended == "accept" and findings["m"].recommended == "skip"
     assert findings["r"].detail["fact"]["value"] == "3"
+    # what it states leads the summary: a listing cuts a summary at its width
+    assert findings["r"].summary.startswith("r states retries = 3")
     saved = FindingStore(store).save(list(findings.values()))
     assert fact_findings(store, ScriptedLLM([answer])) == []  # not proposed twice
     assert accept_finding(store, saved[0])
