@@ -44,6 +44,7 @@ def result_json(result: Any, content_chars: int = 0) -> dict[str, Any]:
         "title": memory.title,
         "created_at": memory.created_at,
         "outdated_by": result.outdated_by,
+        "replaces": list(result.replaces),
         "disagrees_with": list(result.disagrees_with),
         "superseded_by": memory.superseded_by,
         "follows": result.follows,
@@ -238,6 +239,10 @@ def search(
             out.print(
                 f"    [yellow]may be outdated — see {result.outdated_by}[/yellow] "
                 f"(`engram contradictions list`)"
+            )
+        if result.replaces:
+            out.print(
+                f"    may replace {', '.join(result.replaces)}: ranked above, whatever the score"
             )
         if result.disagrees_with:
             out.print(

@@ -216,6 +216,16 @@ def current_first(
             result = replace(result, outdated_by=holder)
         ordered.append(result)
         placed.add(memory_id)
+    replaced_here: dict[str, list[str]] = {}
+    for result in ordered:
+        if result.outdated_by is not None:
+            replaced_here.setdefault(result.outdated_by, []).append(result.memory.id)
+    ordered = [
+        replace(r, replaces=tuple(replaced_here[r.memory.id]))
+        if r.memory.id in replaced_here
+        else r
+        for r in ordered
+    ]
     return replace(response, results=ordered[: max(limit, len(results))])
 
 

@@ -61,6 +61,9 @@ class SearchResult:
     # holds not decided yet.
     disagrees_with: tuple[str, ...] = ()
     follows: str | None = None  # the question (a memory ending in "?") this one answers
+    # The results an open conflict says this memory replaced: it ranks above them,
+    # whatever its own score.
+    replaces: tuple[str, ...] = ()
 
 
 @dataclass

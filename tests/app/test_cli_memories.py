@@ -399,6 +399,7 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     ranked = [r["id"] for r in found]
     assert ranked.index(new["id"]) < ranked.index(old)
     assert next(r for r in found if r["id"] == old)["outdated_by"] == new["id"]
+    assert next(r for r in found if r["id"] == new["id"])["replaces"] == [old]
     shown = engram_cli.ok("add", "3.8 is gone, 3.9 is the floor now.", "-p", "httpx").stdout
     assert f"this may replace {old}" in shown
     assert "--supersedes ID" in shown  # no terminal: the command to confirm it, no prompt

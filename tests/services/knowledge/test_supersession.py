@@ -385,6 +385,8 @@ def test_a_replacement_confirmed_later_is_followed_to_what_holds_now(engram: Eng
     assert middle.id not in ranked
     assert ranked.index(newest.id) < ranked.index(old.id)
     assert {r.memory.id: r.outdated_by for r in response.results}[old.id] == newest.id
+    # the replacement says what it ranks above, its own score lower or not
+    assert {r.memory.id: r.replaces for r in response.results}[newest.id] == (old.id,)
 
 
 def test_a_replacement_the_filter_excludes_is_not_brought_into_the_results(
