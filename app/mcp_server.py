@@ -315,6 +315,8 @@ class EngramTools:
         }
         if result.get("disagrees_with"):  # open conflicts that name no holder
             kept["disagrees_with"] = result["disagrees_with"]
+        if result.get("replaces"):  # what an open conflict says this one replaced
+            kept["replaces"] = result["replaces"]
         if result.get("follows"):  # the answer to a question found just before it
             kept["follows"] = result["follows"]
         if rank < SHOW_CONTENT_OF and "content" in result:

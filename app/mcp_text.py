@@ -26,6 +26,8 @@ def search_text(found: dict[str, Any]) -> str:
         )
         if result.get("outdated_by"):
             lines.append(f"   may be outdated: see {result['outdated_by']}")
+        if result.get("replaces"):
+            lines.append(f"   may replace {', '.join(result['replaces'])}: ranked above it")
         if result.get("disagrees_with"):
             others = ", ".join(result["disagrees_with"])
             lines.append(f"   disagrees with {others}: which holds is not decided yet")
