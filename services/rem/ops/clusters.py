@@ -187,6 +187,22 @@ CLUSTER_OPTIONS = [
 ]
 
 
+def disagreeing(memories: list[Memory]) -> str | None:
+    """How two of `memories` disagree about a value ("timeout: 5 s vs 15 s", the
+    earlier's first), as the contradiction cues read them; None when none do."""
+    from services.knowledge.conflict_records import reading_of
+    from services.knowledge.cues import compare, describe_conflict
+
+    ordered = sorted(memories, key=lambda m: (m.created_at, m.id))
+    readings = [reading_of(m) for m in ordered]
+    for i, first in enumerate(readings):
+        for second in readings[i + 1 :]:
+            conflicts = compare(first, second).conflicts
+            if conflicts:
+                return describe_conflict(conflicts[0])
+    return None
+
+
 def cluster_findings(
     clusters: list[list[Memory]], llm: LLM | None, max_llm: int = MAX_LLM_SUMMARIES
 ) -> list[Finding]:
@@ -199,15 +215,22 @@ def cluster_findings(
     for number, memories in enumerate(clusters):
         chosen = llm if number in with_llm else None
         title, content, how = write_summary(memories, chosen, budget=budget)
+        disagreement = disagreeing(memories)
+        summary = f"{len(memories)} related memories could share a summary: {title}"
+        if disagreement:
+            summary += f" (they disagree: {disagreement}; settle that first)"
         findings.append(
             Finding(
                 op="clusters",
                 kind="cluster_summary",
-                summary=f"{len(memories)} related memories could share a summary: {title}",
+                summary=summary,
                 memory_ids=[m.id for m in memories],
                 options=CLUSTER_OPTIONS,
-                recommended="create",
+                # A summary of notes that say different things would state them all as
+                # holding: the user decides which holds first.
+                recommended="skip" if disagreement else "create",
                 detail={
+                    "disagree": disagreement,
                     "title": title,
                     "content": content,
                     "written_by": how,

@@ -153,3 +153,22 @@ def test_the_reviewer_reads_the_proposed_summary() -> None:
     title, content = finding.proposal() or ("", "")
     assert title == "Summary of 3 related memories" and "`send_refund_mail`" in content
     assert finding.kind == "cluster_summary"
+
+
+def test_a_cluster_whose_notes_disagree_is_not_recommended() -> None:
+    """A summary of three timeout notes giving 30 s, 5 s and 15 s would state them all
+    as holding: the finding says how they disagree and leaves the choice to the user."""
+    timeouts = [
+        make_memory("SQLAlchemy pool_timeout is 30 seconds by default.", id="t1", project="o",
+                    created_at="2026-01-01T10:00:00+00:00"),
+        make_memory("create_engine uses pool_timeout=5 seconds in app/db.py.", id="t2",
+                    project="o", created_at="2026-02-01T10:00:00+00:00"),
+        make_memory("We raised the pool timeout to 15 seconds for exports.", id="t3",
+                    project="o", created_at="2026-03-01T10:00:00+00:00"),
+    ]  # fmt: skip
+    (finding,) = cluster_findings([timeouts], None)
+    assert finding.recommended == "skip"
+    assert "they disagree: timeout: 30 s vs 5 s" in finding.summary
+    assert finding.detail["disagree"] == "timeout: 30 s vs 5 s"
+    (agreeing,) = cluster_findings([PLANTED], None)
+    assert agreeing.recommended == "create" and agreeing.detail["disagree"] is None
