@@ -26,7 +26,10 @@ from services.text.words import STOPWORDS, without_fences
 _CLAUSE = re.compile(r"[.!?;:,()\n]+\s*|\s+[-—–]+\s+|\s+(?:but|unless|otherwise|so|whereas)\s+")
 _NEGATED = re.compile(
     r"\bnot\b|\bnever\b|\bno\b|\bnor\b|\bwithout\b|n't\b|\bcannot\b|\bnothing\b|\bnone\b|"
-    r"\bno need\b|\bneedn'?t\b",
+    r"\bno need\b|\bneedn'?t\b|"
+    # said without a negation word: "autogenerate misses server_default changes" is
+    # "doesn't notice" them
+    r"\bmiss(?:es|ed)?\b|\bignor(?:es|ed)\b|\bfails? to\b|\black(?:s|ed)?\b",
     re.IGNORECASE,
 )
 _TERM = re.compile(r"[a-z][a-z0-9_]{3,}")

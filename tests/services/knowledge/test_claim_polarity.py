@@ -64,3 +64,13 @@ def test_a_code_span_with_punctuation_stays_one_term_of_its_clause() -> None:
     assert "cmd.setargs(nil)" in nil_fails.negated
     assert "cmd.setargs(nil)" in nil_works.affirmed
     assert "cmd.setargs(nil)" in clashing_terms(nil_fails, nil_works)
+
+
+def test_a_verb_that_says_no_is_a_negation_too() -> None:
+    """Two notes saying autogenerate overlooks server_default changes agree, whether one
+    says "misses" and the other "doesn't notice"."""
+    lesson = read_polarity("lesson", "Autogenerate misses server_default changes.")
+    pitfall = read_polarity("pitfall", "Autogenerate doesn't notice server_default changes.")
+    assert not clashing_terms(lesson, pitfall)
+    for said in ("The linter ignores vendored files.", "The build fails to pick up the env."):
+        assert read_polarity("n", said).negated
