@@ -349,9 +349,7 @@ class PredictiveEngine:
         names = [n for n in dict.fromkeys([path, path.rsplit("/", 1)[-1]]) if "." in n]
         if not names:
             return
-        found = self.sources.mentioning(names, project, at)
-        loaded = self.sources.load(list(found), project, at)
-        found = {i: named for i, named in found.items() if i in loaded and not loaded[i].file_refs}
+        found = self.sources.mentioning(names, project, at, unreferenced=True)
         common = self.sources.common_names(found, project, at)
         for memory_id, named in found.items():
             score = COMMON_NAME if all(n in common for n in named) else NAMES_FILE

@@ -104,9 +104,14 @@ class PredictionSources:
         return self.store.filter_ids(ids, self._filter(project, before, **extra))
 
     def mentioning(
-        self, identifiers: list[str], project: str | None, before: datetime | None
+        self,
+        identifiers: list[str],
+        project: str | None,
+        before: datetime | None,
+        unreferenced: bool = False,
     ) -> dict[str, list[str]]:
-        """Memory id → the identifiers it mentions as whole tokens."""
+        """Memory id → the identifiers it mentions as whole tokens (of the memories that
+        point at no file, when `unreferenced`)."""
         candidates: dict[str, list[str]] = {}
         for identifier in identifiers:
             for memory_id in self.store.phrase_candidates(
@@ -116,6 +121,8 @@ class PredictionSources:
         loaded = self.load(list(candidates), project, before)
         found: dict[str, list[str]] = {}
         for memory_id, memory in loaded.items():
+            if unreferenced and memory.file_refs:
+                continue
             text = f"{memory.title}\n{memory.content}"
             named = [i for i in candidates[memory_id] if mentions_as_code(text, i)]
             if named:

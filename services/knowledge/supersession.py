@@ -185,8 +185,9 @@ def current_first(
     guessed = _guessed_replacements(records, outdated)
     found_ids = {r.memory.id for r in results}
     error = error_in_text(response.query)
-    missing = sorted(set(outdated.values()) - found_ids)
-    holders = {r.memory.id: r.memory for r in results if r.memory.id in outdated.values()}
+    named = set(outdated.values())
+    missing = sorted(named - found_ids)
+    holders = {r.memory.id: r.memory for r in results if r.memory.id in named}
     holders.update(store.filter_ids(missing, flt or MemoryFilter()))
     ordered: list[SearchResult] = []
     placed: set[str] = set()

@@ -24,7 +24,6 @@ from services.filters import MemoryFilter
 from services.memories.lifecycle import Lifecycle
 from services.memory import Memory, memory_from_dict
 from services.search.retrieval import HybridRetriever, RetrieverKind, SearchResponse
-from services.storage import contradictions as conflict_table
 from services.storage.memories import MemoryStore
 from services.text.capture import parse_memory_lines
 from services.text.incoming import IncomingText
@@ -164,10 +163,7 @@ class MemoryService:
         hold again. Its vectors go now, or (if another process is writing vectors) at
         the next reconcile, which removes orphans."""
         memory = self.store.get(memory_id)
-        with self.store.writing():
-            self.store.delete(memory_id)
-            conflict_table.remove_about(self.store, memory_id)
-            held_again = self.store.release_replaced_by(memory_id)
+        held_again = self.store.delete(memory_id)
         if remove_vectors:
             self.indexer.remove(memory)
         return Deleted(memory, tuple(held_again))

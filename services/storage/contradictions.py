@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from services.storage.memories import MemoryStore
+if TYPE_CHECKING:
+    from services.storage.memories import MemoryStore
 
 COLUMNS = "id, a, b, kind, holder, detected_at, evidence, resolved_at, resolution, note"
 
@@ -20,8 +21,9 @@ def _execute(store: MemoryStore, sql: str, params: Sequence[Any] = ()) -> Any:
 
 def remove_about(store: MemoryStore, memory_id: str) -> None:
     """Delete the queued and flagged pairs that name `memory_id` (its memory is being
-    deleted), inside the caller's transaction: a conflict with a memory that is gone
-    cannot be resolved, and "may be outdated — see X" must never name nothing."""
+    deleted), inside the caller's transaction (`MemoryStore.delete`): a conflict with a
+    memory that is gone cannot be resolved, and "may be outdated — see X" must never
+    name nothing."""
     for table in ("contradiction_candidate", "contradiction"):
         _execute(store, f"DELETE FROM {table} WHERE a = ? OR b = ?", [memory_id, memory_id])
 

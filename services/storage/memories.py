@@ -21,7 +21,7 @@ import peewee as pw
 
 from services.errors import NotFoundError, UserInputError
 from services.memory import Memory, memory_from_dict, title_from_content
-from services.storage import links
+from services.storage import contradictions, links
 from services.storage.database import (
     DEFAULT_BACKUP_KEEP,
     WRITE_WAIT_S,
@@ -219,19 +219,18 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         self._unindex_text(memory_id)
         MemoryRow.delete().where(MemoryRow.id == memory_id).execute()
 
-    def delete(self, memory_id: str) -> None:
+    def delete(self, memory_id: str) -> list[str]:
+        """Delete a memory; returns the ids of the memories it had replaced, which hold
+        again."""
         with self.writing():
             if MemoryRow.get_or_none(MemoryRow.id == memory_id) is None:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
             self._delete_rows(memory_id)
-            # Its links go with it (consolidation's graph never points at nothing).
+            # Its links and conflicts go with it (nothing points at nothing), and the
+            # memories it had replaced hold again: their superseded_by and valid_to are
+            # cleared, and a memory naming it in `supersedes` no longer does.
             links.remove_links_of(self, memory_id)
-
-    def release_replaced_by(self, memory_id: str) -> list[str]:
-        """The memories `memory_id` replaced hold again (its memory is being deleted):
-        their `superseded_by` and `valid_to` are cleared, and a memory naming it in
-        `supersedes` no longer does. Returns the ids that hold again."""
-        with self.writing():
+            contradictions.remove_about(self, memory_id)
             freed = [
                 row.id
                 for row in MemoryRow.select(MemoryRow.id).where(
