@@ -68,7 +68,9 @@ class Memory:
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    """Now, to the millisecond: two memories written within one second (an assistant adding
+    through MCP) still order by when each was written, which decides the holder of a pair."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def parse_time(value: str) -> datetime:

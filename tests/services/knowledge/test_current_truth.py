@@ -347,3 +347,22 @@ def test_a_later_twin_replaces_without_review_only_when_it_says_what_changed() -
     )
     assert _replaces_without_review(earlier, changed, 0.78)
     assert not _replaces_without_review(earlier, unsaid, 0.78)
+
+
+def test_of_two_notes_written_within_one_second_the_later_holds(real: Engram) -> None:
+    from services.knowledge.write_check import check_added, propose
+
+    # An assistant adding through MCP writes a change a moment after what it changes; the
+    # pass run as the second is embedded records the pair first. Within one second the
+    # ids' order is a coin toss: six pairs all right by chance is one run in 64.
+    old_text = "We use PostgreSQL 15 for the orders database."
+    new_text = "We use PostgreSQL 16 for the orders database now."
+    for run in range(6):
+        project = f"sitting-{run}"
+        old = real.service.add({"content": old_text, "type": "decision", "project": project})
+        new = real.service.add({"content": new_text, "type": "decision", "project": project})
+        found = check_added(real.store, real.vectors, real.embedder, real.store.get(new.id))
+        propose(real.store, new, found.replaces)
+        [record] = _records(real, old.id, new.id)
+        assert (record.a, record.b, record.holder) == (old.id, new.id, new.id)
+        assert current_holders(real.store, [old.id, new.id])[old.id].id == new.id
