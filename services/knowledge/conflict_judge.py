@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from services.knowledge.conflict_records import (
@@ -91,6 +91,14 @@ def _release(value: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", value)[:3])
 
 
+def change_kind(earlier: PairText, later: PairText, found: Mapping[str, float], cues: Cues) -> str:
+    """Which kind of conflict the scorer flagged (`kind_of`), counting as a change a
+    later note that names the earlier's value as what it replaces ("60 s, was 30 s",
+    "bumped from 15") or gives a newer version of what the earlier states
+    (`upgraded`)."""
+    return kind_of(earlier, later, found, cues.replaces == later.memory.id or upgraded(cues))
+
+
 def upgraded(cues: Cues) -> bool:
     """Whether every value the two notes give differently is a version of one runtime or
     product ("Node 18" / "Node 20", "ESLint 9" / "eslint 10") and the second note (`b`
@@ -141,7 +149,7 @@ class Judge:
             told_again = restated(a, b, found) if restated is not None else None
             flagged, scored = is_conflict(found, (text_a, text_b), restated=told_again)
             if flagged and cue_score < FLAG_AT:
-                kind = kind_of(text_a, text_b, found)
+                kind = change_kind(text_a, text_b, found, cues)
                 # A supersession is the later note replacing the earlier: it holds.
                 held = b.id if kind == "supersedes" else holder(reading_a, reading_b, cues)
                 return Verdict(a.id, b.id, kind, held, scored, cue_score, cues, None, scored)

@@ -69,13 +69,14 @@ def probability(features: Mapping[str, float]) -> float:
 def duplicate_probability(features: Mapping[str, float]) -> float:
     """The probability that the two say the same thing (propose at
     `DUPLICATE_THRESHOLD`). Two notes that give one quantity different values
-    (`quantities.quantity_clash`: "30 redirects" / "20 redirects") never do, however
-    alike their words: merging them would lose one of the values. A title two notes
-    share names their topic, not their statement: people keep a topic's title when they
-    write what changed (over four hand-written sets, 62 labelled conflicts share their
+    (`quantities.quantity_clash`: "30 redirects" / "20 redirects"), or one setting the
+    cues read different values of (`value_conflict`: a file mode "0644" / "0600"), never
+    do, however alike their words: merging them would lose one of the values. A title two
+    notes share names their topic, not their statement: people keep a topic's title when
+    they write what changed (over four hand-written sets, 62 labelled conflicts share their
     title against 8 paraphrases; real-dev, where the scorer was fitted, has none of
     either), so outside an exact copy an identical title counts as an average one."""
-    if features.get("quantity_clash", 0.0):
+    if features.get("quantity_clash", 0.0) or features.get("value_conflict", 0.0):
         return 0.0
     if not features.get("near_copy", 0.0) and features.get("title_overlap", 0.0) >= 1.0:
         features = {**features, "title_overlap": duplicate_weights.WEIGHTS["title_overlap"][1]}
@@ -161,15 +162,18 @@ def defaults_disagree(features: Mapping[str, float]) -> bool:
     )
 
 
-def kind_of(earlier: PairText, later: PairText, features: Mapping[str, float]) -> str:
+def kind_of(
+    earlier: PairText, later: PairText, features: Mapping[str, float], replaces: bool = False
+) -> str:
     """`supersedes` when the later note is worded as a change (or states another
-    version weeks later), unless it only relays what it says against an earlier note
-    that shows it (`relayed_over`); otherwise `contradiction` (two notes that cannot
-    both hold, neither saying it replaces the other)."""
+    version weeks later, or `replaces`: the cues read it replacing the earlier's value),
+    unless it only relays what it says against an earlier note that shows it
+    (`relayed_over`); otherwise `contradiction` (two notes that cannot both hold,
+    neither saying it replaces the other)."""
     if relayed_over(_shown(earlier), _shown(later)):
         return "contradiction"
     weeks_apart = features.get("gap_days", 0.0) >= math.log1p(14)
-    if later.change or features.get("old_value_named", 0.0):
+    if replaces or later.change or features.get("old_value_named", 0.0):
         return "supersedes"
     if weeks_apart and features.get("versions_differ", 0.0):
         return "supersedes"

@@ -101,6 +101,28 @@ COUNT_ATTRIBUTES = (
         re.compile(r"indent", re.I),
         re.compile(NUM + r" spaces\b", re.I),
     ),
+    (
+        # "writes the file as 0644", "chmod 600", "permissions 0o600"
+        "file mode",
+        re.compile(
+            r"permission|\bchmod\b|\bmode\b|\bumask\b|(?<![\w.])0o?[0-7]{3}(?!\w|\.\d)", re.I
+        ),
+        re.compile(
+            r"(?<![\w.])0o?([0-7]{3})(?!\w|\.\d)|\bchmod\s+(?:-R\s+)?([0-7]{3})\b|"
+            r"\b(?:mode|permissions?)\s+(?:of\s+|to\s+|is\s+|=\s*)?([0-7]{3})\b",
+            re.I,
+        ),
+    ),
+    (
+        # "exits with status 2", "exit code 0"; an HTTP status is not an exit status
+        "exit status",
+        re.compile(r"\bexit|\breturn code\b", re.I),
+        re.compile(
+            r"\bexit(?:s|ed|ing)?\s+(?:with\s+)?(?:(?:status|code)\s+)?(\d{1,3})\b|"
+            r"\b(?:exit|return)\s+(?:status|code)\s+(?:is\s+|of\s+|=\s*)?(\d{1,3})\b",
+            re.I,
+        ),
+    ),
 )
 
 # Names of tools and services by category (case-insensitive, whole words). A memory
@@ -212,6 +234,12 @@ CHANGE_WORDING = re.compile(
     r"\bupdated (?:from|to)\b|\btuned to\b|\bnow\b",
     re.IGNORECASE,
 )
+# Where an old value told after its move word ends: a clause, a sentence, or a word that
+# goes on to say why, when or what else.
+_OLD_VALUE_ENDS = (
+    r"(?=\s*[;:,()]|[.!?](?:\s|$)|\s+(?:and|but|so|now|because|since|after|for|as|to|"
+    r"with|when|which|in|on|at|until)\b|$)"
+)
 # Text after these holds an old value: "from X to", "instead of X", "(it was X)".
 OLD_MARKERS = re.compile(
     r"\bfrom\s+(?P<from>[^;:()]+?)\s+to\b|\binstead of\s+(?P<instead>[^;:,()]+)|"
@@ -223,13 +251,21 @@ OLD_MARKERS = re.compile(
     # "replaced X with Y": only X is old.
     r"\breplaced (?P<replacedobj>[^;:,()]+?)(?=\s+(?:with|by)\b|\s*[;:,()]|\s*[.!?]?\s*$)|"
     r"(?P<dropped>[^;:,()]+?) (?:is|was|are|were) (?:no longer|dropped|removed|"
-    r"decommissioned|drained|deleted|retired|shut down|turned off)|"
+    r"decommissioned|drained|deleted|retired|shut down|turned off|gone)|"
     # "Dropped Python 3.8", "removed support for Node 16": what follows is old; "removed
     # in 0.24" says when, not what.
     r"\b(?:dropped|removed|retired|ditched)\s+(?:support\s+for\s+)?"
     r"(?!(?:in|from|after|with|since|by|on|at|as)\b)"
     r"(?P<droppedobj>[^;:,()]+?)(?=\s*[;:,()]|[.!?](?:\s|$)|\s+(?:and|but|so|now|because|"
-    r"from|for|in|on|at|to|with|since)\b|$)",
+    r"from|for|in|on|at|to|with|since)\b|$)|"
+    # A move told from its new value: "16 now, bumped from 15", "3 retries, up from 2",
+    # "60s, was 30s", "(down from 512 MB)", "MSRV 1.70 -> 1.74".
+    r"\b(?:bumped|raised|lowered|moved|changed|upgraded|downgraded|increased|decreased|"
+    r"reduced|went|up|down|back)\s+from\s+(?P<movedfrom>[^;:,()]+?)" + _OLD_VALUE_ENDS + "|"
+    r",\s*(?:was|previously|formerly|it was|down from|up from)\s+"
+    r"(?P<commawas>[^;:,()]+?)" + _OLD_VALUE_ENDS + "|"
+    r"\((?:up from|down from|formerly)\s+(?P<parenfrom>[^)]+)\)|"
+    r"(?P<arrow>(?:[^\s;:,()`]+\s)?[^\s;:,()`]+)\s*(?:->|→)\s*(?=[\w`\"'])",
     re.IGNORECASE,
 )
 NEGATION = re.compile(

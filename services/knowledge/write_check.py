@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from services.errors import EngramError
 from services.filters import MemoryFilter
 from services.knowledge import contradictions
-from services.knowledge.conflict_judge import upgraded
+from services.knowledge.conflict_judge import change_kind
 from services.knowledge.conflict_records import FLAG_AT, SCORED_NEIGHBOURS, reading_of, record_of
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,
     is_conflict,
-    kind_of,
 )
 from services.knowledge.cues import Cues, compare, describe_conflict
 from services.knowledge.current_truth import replacement
@@ -137,7 +136,7 @@ def check_added(
         if cues.score() >= FLAG_AT:
             flagged, score = True, max(score, cues.score())
         if flagged:
-            kind = "supersedes" if upgraded(cues) else kind_of(old_text, new_text, pair)
+            kind = change_kind(old_text, new_text, pair, cues)
             found.append(ReplaceCandidate(other, score, kind, why(old_text, new_text, cues)))
             continue
         # What the pass run as the memory is embedded records (`current_truth`): a later

@@ -4,6 +4,7 @@ statements, plus the corner cases that once went wrong)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -297,6 +298,50 @@ def test_what_a_note_says_it_dropped_is_old() -> None:
     # what it was dropped from is not dropped
     read = sentence_statements("Main dropped pycurl from the sqs extra; SQS goes via urllib3.")
     assert not any(s.old for s in read)
+
+
+def test_a_move_told_from_its_new_value_marks_the_old_value() -> None:
+    def olds(sentence: str) -> set[tuple[str, str]]:
+        return {(s.value, s.attribute) for s in sentence_statements(sentence) if s.old}
+
+    assert olds("Minimum PostgreSQL is 16 now, bumped from 15 for pg_stat_io.") == {
+        ("15", "version postgresql")
+    }
+    assert olds("billing client timeout: 60s, was 30s (slow invoices)") == {("30", "timeout")}
+    assert olds("The timeout is 60s (up from 30s).") == {("30", "timeout")}
+    assert olds("Node 16 is gone; CI runs Node 20.") == {("16", "runtime node")}
+    assert olds("CI: Node 18 -> Node 20 this sprint") == {("18", "runtime node")}
+    assert olds("request timeout 30s → 60s") == {("30", "timeout")}
+    # what it went to, and a clause that only goes on, are not old
+    assert olds("Raised the timeout from 30s to 60s because of slow invoices.") == {
+        ("30", "timeout")
+    }
+    assert not olds("The timeout is 60s, which the proxy allows.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute", "value"),
+    [
+        ("WriteConfig creates the file as 0644.", "file mode", "644"),
+        ("Run chmod 600 on the key first.", "file mode", "600"),
+        ("It sets permissions to 0o600 (the token).", "file mode", "600"),
+        ("A bare group exits with status 2 since 8.2.", "exit status", "2"),
+        ("The wrapper checks that the exit code is 0.", "exit status", "0"),
+    ],
+)
+def test_a_file_mode_and_an_exit_status_are_settings(
+    sentence: str, attribute: str, value: str
+) -> None:
+    assert (attribute, value) in {(s.attribute, s.value) for s in sentence_statements(sentence)}
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Release 0.644.1 is out.", "The server returned status 404.", "It waits 600 ms."],
+)
+def test_versions_http_statuses_and_plain_numbers_are_not_modes_or_exits(sentence: str) -> None:
+    read = {s.attribute for s in sentence_statements(sentence)}
+    assert not read & {"file mode", "exit status"}
 
 
 def test_a_pasted_run_without_sentence_ends_is_read_in_bounded_time() -> None:

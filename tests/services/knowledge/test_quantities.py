@@ -93,6 +93,24 @@ def test_two_notes_counting_one_thing_differently_are_never_duplicates() -> None
     assert duplicate_probability(same) > 0.0
 
 
+def test_two_notes_giving_one_setting_different_values_are_never_duplicates() -> None:
+    """A file mode or an exit status is not counted ("0644" / "0600"), but the cues read
+    it as a setting's value: merging the two would keep one and lose the other."""
+    from services.knowledge.conflict_records import reading_of
+    from services.knowledge.cues import compare
+
+    def pair(first: str, second: str) -> dict[str, float]:
+        a = make_memory(first, title="config file", created_at="2024-01-01T10:00:00+00:00")
+        b = make_memory(second, title="config file", created_at="2025-01-01T10:00:00+00:00")
+        cues = compare(reading_of(a), reading_of(b))
+        return features(read_pair_text(a), read_pair_text(b), 0.9, cues)
+
+    differ = pair("WriteConfig creates the file as 0644.", "WriteConfig writes the file 0600.")
+    assert differ["value_conflict"] == 1.0 and duplicate_probability(differ) == 0.0
+    same = pair("WriteConfig creates the file as 0600.", "WriteConfig writes the file 0600.")
+    assert duplicate_probability(same) > 0.0
+
+
 _TEXT = st.text(
     alphabet=st.sampled_from(list("abc xyz.=<>+_-`0123456789MiBs\n")), min_size=0, max_size=120
 )

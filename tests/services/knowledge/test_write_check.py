@@ -28,3 +28,25 @@ def test_two_products_versions_are_not_read_as_one_step() -> None:
         "Upgraded: SQLAlchemy 2.0.25 everywhere now.",
     )
     assert "2.5 → 2.0.25" not in said
+
+
+def _kind(first: str, second: str) -> str:
+    from services.knowledge.conflict_judge import change_kind
+    from services.knowledge.pair_features import features
+
+    earlier = make_memory(first, title="billing client", created_at="2025-01-01T10:00:00+00:00")
+    later = make_memory(second, title="billing client", created_at="2025-01-02T10:00:00+00:00")
+    cues = compare(reading_of(earlier), reading_of(later))
+    old, new = read_pair_text(earlier), read_pair_text(later)
+    return change_kind(old, new, features(old, new, 0.8, cues), cues)
+
+
+def test_a_later_note_naming_the_old_value_it_replaces_is_a_supersession() -> None:
+    """No change verb: "60 s, was 30 s" names what it replaces (it had been proposed as
+    a contradiction, with no holder)."""
+    assert _kind("The request timeout is 30s.", "timeout: 60s, was 30s") == "supersedes"
+    assert _kind("The request timeout is 30s.", "The request timeout is 60s.") == "contradiction"
+    # a heads-up relayed against a note that shows its source stays a disagreement
+    shown = "It still runs on Node 14: `engines.node` is written from `MINIMAL_NODE` in a.js."
+    relayed = "Heads-up: the package needs Node 22 for end users as well."
+    assert _kind(shown, relayed) == "contradiction"
