@@ -313,6 +313,8 @@ class EngramTools:
             key: result.get(key)
             for key in ("id", "type", "project", "title", "created_at", "score", "outdated_by")
         }
+        if result.get("superseded_by"):  # no longer holds (found in deep or exhaustive mode)
+            kept["superseded_by"] = result["superseded_by"]
         if result.get("disagrees_with"):  # open conflicts that name no holder
             kept["disagrees_with"] = result["disagrees_with"]
         if result.get("replaces"):  # what an open conflict says this one replaced

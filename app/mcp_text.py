@@ -16,7 +16,8 @@ def _day(stamp: Any) -> str:
 def search_text(found: dict[str, Any]) -> str:
     results = found["results"]
     scope = f" in project {found['project']}" if found.get("project") else ""
-    lines = [f"{len(results)} memories for “{found['query']}”{scope}"]
+    count = f"{len(results)} {'memory' if len(results) == 1 else 'memories'}"
+    lines = [f"{count} for “{found['query']}”{scope}"]
     if found.get("note"):
         lines.append(f"({found['note']})")
     for rank, result in enumerate(results, start=1):
@@ -24,7 +25,9 @@ def search_text(found: dict[str, Any]) -> str:
             f"{rank}. [{result['type']}] {result['title']} — {result['id']} "
             f"({_day(result['created_at'])}, score {result['score']:.2f})"
         )
-        if result.get("outdated_by"):
+        if result.get("superseded_by"):
+            lines.append(f"   no longer holds: replaced by {result['superseded_by']}")
+        elif result.get("outdated_by"):
             lines.append(f"   may be outdated: see {result['outdated_by']}")
         if result.get("replaces"):
             lines.append(f"   may replace {', '.join(result['replaces'])}: ranked above it")

@@ -15,6 +15,7 @@ from app.cli.common import (
     ask,
     cli,
     console,
+    counted,
     emit_json,
     err,
     handle_errors,
@@ -460,7 +461,8 @@ def list_(
         replaced = f"[replaced by {memory.superseded_by}] " if memory.superseded_by else ""
         say(line(row, replaced + memory.title))
     total = engram.store.count(flt)
-    say(f"{len(memories)} of {total} memories{_beyond_mode(engram, flt, total)}")
+    beyond = _beyond_mode(engram, flt, total)
+    say(f"{len(memories)} of {counted(total, 'memory', 'memories')}{beyond}")
 
 
 def _beyond_mode(engram: Any, flt: Any, total: int) -> str:
@@ -643,7 +645,7 @@ def delete(state: CliState, memory_ids: tuple[str, ...], yes: bool, as_json: boo
             raise click.UsageError(
                 "not on a terminal, so nothing was deleted: add --yes to delete without asking"
             )
-        click.confirm(f"Delete {len(memory_ids)} memories?", abort=True)
+        click.confirm(f"Delete {counted(len(memory_ids), 'memory', 'memories')}?", abort=True)
     with state.vector_access() as held:
         done = [engram.service.delete(memory_id, remove_vectors=held) for memory_id in memory_ids]
     deleted = [d.memory.id for d in done]
@@ -683,4 +685,4 @@ def mark(
     if as_json:
         emit_json({"event": event, "memories": list(memory_ids)})
     else:
-        say(f"recorded {event} for {len(memory_ids)} memories")
+        say(f"recorded {event} for {counted(len(memory_ids), 'memory', 'memories')}")

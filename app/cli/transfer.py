@@ -11,6 +11,7 @@ import click
 from app.cli.common import (
     CliState,
     cli,
+    counted,
     emit_json,
     err,
     handle_errors,
@@ -62,7 +63,7 @@ def export(
     if as_json:
         emit_json({"exported": count, "file": str(output)})
     else:
-        say(f"exported {count} memories to {output}")
+        say(f"exported {counted(count, 'memory', 'memories')} to {output}")
 
 
 @cli.command(name="import")
@@ -117,7 +118,7 @@ def import_(
         )
         return
     say(
-        f"imported {report.imported} memories"
+        f"imported {counted(report.imported, 'memory', 'memories')}"
         + (f", skipped {report.skipped} existing" if report.skipped else "")
         + (f"; {len(replaced)} older memories no longer hold (supersedes)" if replaced else "")
     )
@@ -162,7 +163,7 @@ def ingest(
     else:
         already = len(report.already_stored)
         say(
-            f"stored {len(report.stored)} memories"
+            f"stored {counted(len(report.stored), 'memory', 'memories')}"
             + (f" ({already} already stored, not stored again)" if already else "")
         )
         for problem in report.problems:

@@ -24,6 +24,9 @@ class Level(IntEnum):
         return self.name.lower()
 
 
+SAID_CHARS = 100  # what a compressed entry without code names keeps after its title
+
+
 def _plain(text: str) -> str:
     return " ".join(words.without_fences(text).split())
 
@@ -83,12 +86,15 @@ def _first_sentences(text: str, max_chars: int) -> str:
 
 
 def derived_compressed(memory: Memory) -> str:
-    """The stored compressed form, else `key: value` facts: the title, the code names
-    it mentions and the files it is about."""
+    """The stored compressed form, else `key: value` facts: the title, the code names it
+    mentions and the files it is about; a note naming no code keeps a short first
+    sentence the title does not already give ("prod log level: Production log level is
+    WARNING.": a title names a topic, not what holds about it)."""
     if memory.compressed:
         return memory.compressed
     names = list(dict.fromkeys(words.code_spans(memory.content, 2, 80)))[:4]
-    parts = [memory.title.rstrip(".")]
+    said = "" if names else _first_sentences(_plain(_after_title(memory)), SAID_CHARS)
+    parts = [memory.title.rstrip(".") + (f": {said}" if said else "")]
     if names:
         parts.append("names: " + ", ".join(names))
     if memory.file_refs:

@@ -238,7 +238,7 @@ CHANGE_WORDING = re.compile(
 # goes on to say why, when or what else.
 _OLD_VALUE_ENDS = (
     r"(?=\s*[;:,()]|[.!?](?:\s|$)|\s+(?:and|but|so|now|because|since|after|for|as|to|"
-    r"with|when|which|in|on|at|until)\b|$)"
+    r"with|when|which|in|on|at|until|onto|into|over)\b|$)"
 )
 # Text after these holds an old value: "from X to", "instead of X", "(it was X)".
 OLD_MARKERS = re.compile(
@@ -265,6 +265,9 @@ OLD_MARKERS = re.compile(
     r",\s*(?:was|previously|formerly|it was|down from|up from)\s+"
     r"(?P<commawas>[^;:,()]+?)" + _OLD_VALUE_ENDS + "|"
     r"\((?:up from|down from|formerly)\s+(?P<parenfrom>[^)]+)\)|"
+    # "moved off Sentry to Rollbar", "migrated away from pdm"
+    r"\b(?:moved|migrated|switched|moving|migrating|switching)\s+(?:off(?:\s+of)?|away\s+from)\s+"
+    r"(?P<movedoff>[^;:,()]+?)" + _OLD_VALUE_ENDS + "|"
     r"(?P<arrow>(?:[^\s;:,()`]+\s)?[^\s;:,()`]+)\s*(?:->|→)\s*(?=[\w`\"'])",
     re.IGNORECASE,
 )

@@ -300,7 +300,15 @@ def declare(store: MemoryStore, winner_id: str, loser_ids: Iterable[str]) -> lis
         losers.append(loser)
     now = now_iso()
     with store.writing():
+        if _replaced_through(store, winner) & {loser.id for loser in losers}:
+            # The user reverses a replacement ("the old note was right after all"): the
+            # winner holds again rather than both replacing each other and neither
+            # holding.
+            store.update(winner.id, {"superseded_by": None, "valid_to": None})
+            winner = store.get(winner.id)
         for loser in losers:
+            if loser.supersedes == winner.id:
+                store.update(loser.id, {"supersedes": None})
             record = contradictions.for_pair(store, winner.id, loser.id)
             if record is not None and not record.resolved:
                 table.mark_resolved(
@@ -310,6 +318,16 @@ def declare(store: MemoryStore, winner_id: str, loser_ids: Iterable[str]) -> lis
             contradictions.supersede(store, winner, loser, now)
             winner = store.get(winner.id)
     return [store.get(loser.id) for loser in losers]
+
+
+def _replaced_through(store: MemoryStore, memory: Memory) -> set[str]:
+    """The memories that replace `memory`, directly or down its chain."""
+    found: set[str] = set()
+    successor = memory.superseded_by
+    while successor is not None and successor not in found and len(found) < 100:
+        found.add(successor)
+        successor = store.get_many([successor]).get(successor, memory).superseded_by
+    return found
 
 
 def embedded_text(memory: Memory) -> str:

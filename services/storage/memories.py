@@ -220,26 +220,31 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         MemoryRow.delete().where(MemoryRow.id == memory_id).execute()
 
     def delete(self, memory_id: str) -> list[str]:
-        """Delete a memory; returns the ids of the memories it had replaced, which hold
-        again."""
+        """Delete a memory; returns the ids of the memories it had replaced that hold
+        again (none when it was itself replaced: they pass to its replacement)."""
         with self.writing():
-            if MemoryRow.get_or_none(MemoryRow.id == memory_id) is None:
+            deleted = MemoryRow.get_or_none(MemoryRow.id == memory_id)
+            if deleted is None:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
+            successor = deleted.superseded_by
             self._delete_rows(memory_id)
-            # Its links and conflicts go with it (nothing points at nothing), and the
-            # memories it had replaced hold again: their superseded_by and valid_to are
-            # cleared, and a memory naming it in `supersedes` no longer does.
+            # Its links and conflicts go with it (nothing points at nothing). The
+            # memories it had replaced hold again (superseded_by and valid_to cleared),
+            # unless it was itself replaced: deleting the middle of a chain (Node 16 →
+            # 18 → 20) leaves what it replaced replaced by what replaced it, not holding
+            # beside the newest.
             links.remove_links_of(self, memory_id)
             contradictions.remove_about(self, memory_id)
-            freed = [
-                row.id
-                for row in MemoryRow.select(MemoryRow.id).where(
-                    MemoryRow.superseded_by == memory_id
-                )
-            ]
-            MemoryRow.update(superseded_by=None, valid_to=None).where(
-                MemoryRow.superseded_by == memory_id
-            ).execute()
+            replaced = MemoryRow.superseded_by == memory_id
+            freed = [row.id for row in MemoryRow.select(MemoryRow.id).where(replaced)]
+            if successor is not None and freed:
+                MemoryRow.update(superseded_by=successor).where(replaced).execute()
+                MemoryRow.update(supersedes=freed[0]).where(
+                    (MemoryRow.id == successor) & (MemoryRow.supersedes == memory_id)
+                ).execute()
+                freed = []
+            else:
+                MemoryRow.update(superseded_by=None, valid_to=None).where(replaced).execute()
             MemoryRow.update(supersedes=None).where(MemoryRow.supersedes == memory_id).execute()
         return freed
 

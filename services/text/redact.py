@@ -176,6 +176,25 @@ SHAPE_RULES: tuple[Rule, ...] = (
         lambda password: not is_placeholder(password),
         starts_token=False,
     ),
+    Rule(  # a machine-made value right after what it is: "with secret Zx9pQ2mK8vL4…"
+        "secret",
+        ("secret", "token", "key", "credential"),
+        re.compile(
+            r"(?:[Ss]ecret|[Tt]oken|[Kk]ey|[Cc]redentials?)[ \t]{1,4}"
+            r"(?P<value>[A-Za-z0-9/+=_\-]{20,200})(?![\w/+=\-])"
+        ),
+        lambda value: looks_random(value, 20) and not is_placeholder(value),
+    ),
+    Rule(  # a MySQL client's password glued to -p: "mysql -u root -pS3cretPassw0rd"
+        "password",
+        ("mysql", "mariadb"),
+        re.compile(
+            r"(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump)?)\b[^\n]{0,120}?"
+            r"[ \t]-p(?P<value>[^\s\"'`]{4,200})"
+        ),
+        lambda password: not is_placeholder(password),
+        starts_token=False,
+    ),
     Rule(  # a user and password pair in a sentence: "admin / hunter2-staging"
         "password",
         ("admin", "root"),

@@ -335,7 +335,7 @@ def test_mark_records_usage_and_raises_confidence(engram_cli: EngramCli) -> None
         "event": "used",
         "memories": [used],
     }
-    assert "recorded cited for 1 memories" in engram_cli.ok("mark", "cited", cited).stdout
+    assert "recorded cited for 1 memory" in engram_cli.ok("mark", "cited", cited).stdout
     engram_cli.ok("mark", "retrieved", used, cited)
     engram_cli.ok("mark", "ignored", cited)
     first, second = engram_cli.json("show", used), engram_cli.json("show", cited)

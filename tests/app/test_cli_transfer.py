@@ -293,7 +293,7 @@ def test_a_line_told_again_is_stored_once(engram_cli: EngramCli) -> None:
     first = engram_cli.json("ingest", "-p", "shop", input=line * 2)
     assert len(first["stored"]) == 1 and first["already_stored"] == first["stored"]
     again = engram_cli.ok("ingest", "-p", "shop", input=line + "MEMORY:fact:CI runs on push.\n")
-    assert "stored 1 memories (1 already stored, not stored again)" in again.stdout
+    assert "stored 1 memory (1 already stored, not stored again)" in again.stdout
     assert len(engram_cli.ids("-p", "shop")) == 2
     elsewhere = engram_cli.json("ingest", "-p", "web", input=line)
     assert len(elsewhere["stored"]) == 1 and elsewhere["already_stored"] == []

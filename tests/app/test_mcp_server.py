@@ -202,6 +202,11 @@ def test_a_new_memory_lists_what_it_may_replace_and_the_assistant_confirms(
     assert ok(server, "get_memory", {"memory_id": old})["superseded_by"] == new_id
     found = ok(server, "search", {"query": "which PostgreSQL version for orders"})
     assert [r["id"] for r in found["results"]] == [new_id]  # the old one no longer holds
+    # a deep search finds it too, and says it no longer holds (it had come first, unmarked)
+    deep = call(server, "search", {"query": "PostgreSQL 15 orders", "mode": "deep"})
+    by_id = {r["id"]: r for r in deep.structured_content["results"]}
+    assert by_id[old]["superseded_by"] == new_id and "superseded_by" not in by_id[new_id]
+    assert f"no longer holds: replaced by {new_id}" in deep.content[0].text
 
 
 def test_an_assistant_told_twice_to_remember_one_thing_stores_it_once(

@@ -311,3 +311,17 @@ def test_a_block_left_with_only_its_index_says_nothing_fits() -> None:
     block = ContextAssembler(MIN_BUDGET).assemble(prediction).markdown
     assert "Ask me about: lint." in block
     assert f"nothing fits in {MIN_BUDGET} tokens; 1 memory left out" in block
+
+
+def test_a_compressed_note_naming_no_code_keeps_what_its_title_only_names() -> None:
+    """A title names a topic ("prod log level"): compressed to it alone, the context had
+    said nothing of the level."""
+    titled = make_memory("Production log level is WARNING.", title="prod log level")
+    assert derived_compressed(titled).endswith("prod log level: Production log level is WARNING.")
+    untitled = make_memory("Production log level is WARNING.")  # title = its first sentence
+    assert derived_compressed(untitled) == "Production log level is WARNING"
+    summary, compressed, index = (
+        count_tokens(render_memory(titled, level))
+        for level in (Level.SUMMARY, Level.COMPRESSED, Level.INDEX)
+    )
+    assert summary > compressed > index

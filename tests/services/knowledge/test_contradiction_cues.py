@@ -312,6 +312,10 @@ def test_a_move_told_from_its_new_value_marks_the_old_value() -> None:
     assert olds("Node 16 is gone; CI runs Node 20.") == {("16", "runtime node")}
     assert olds("CI: Node 18 -> Node 20 this sprint") == {("18", "runtime node")}
     assert olds("request timeout 30s → 60s") == {("30", "timeout")}
+    assert olds("Error tracking moved off Sentry to Rollbar in October.") == {
+        ("sentry", "error reporting")
+    }
+    assert olds("We migrated away from MySQL onto PostgreSQL 16.") == {("mysql", "database")}
     # what it went to, and a clause that only goes on, are not old
     assert olds("Raised the timeout from 30s to 60s because of slow invoices.") == {
         ("30", "timeout")

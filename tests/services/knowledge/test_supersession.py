@@ -110,6 +110,22 @@ def test_declared_supersession_applies_at_once_and_keeps_history(engram: Engram)
     assert old.id not in [r.memory.id for r in standard.results]
 
 
+def test_declaring_the_replaced_note_right_after_all_reverses_the_replacement(
+    engram: Engram,
+) -> None:
+    """Both had stopped holding, each replaced by the other, and search found neither."""
+    old = engram.service.add(FLOOR_OLD)
+    new = engram.service.add(FLOOR_NEW)
+    supersession.declare(engram.store, new.id, [old.id])
+    (replaced,) = supersession.declare(engram.store, old.id, [new.id])
+    assert replaced.id == new.id and replaced.superseded_by == old.id
+    held = engram.store.get(old.id)
+    assert (held.superseded_by, held.valid_to, held.supersedes) == (None, None, new.id)
+    assert engram.store.get(new.id).supersedes is None
+    standard = engram.service.search("python floor", MemoryFilter(project="httpx"))
+    assert [r.memory.id for r in standard.results] == [old.id]
+
+
 def test_declaring_never_acts_on_a_guess(engram: Engram) -> None:
     old = engram.service.add(FLOOR_OLD)
     new = engram.service.add(FLOOR_NEW)

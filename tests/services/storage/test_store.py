@@ -158,6 +158,25 @@ def test_delete(store: MemoryStore) -> None:
     assert store.count() == 1
 
 
+def test_deleting_the_middle_of_a_chain_passes_what_it_replaced_to_its_replacement(
+    store: MemoryStore,
+) -> None:
+    """Node 16 → 18 → 20, 18 deleted: 16 had come back holding beside 20."""
+    oldest = store.add(make_memory("Node 16 is the minimum."))
+    middle = store.add(make_memory("Node 18 is the minimum now."))
+    newest = store.add(make_memory("Node 20 is the minimum now."))
+    store.update(oldest.id, {"superseded_by": middle.id, "valid_to": middle.created_at})
+    store.update(middle.id, {"supersedes": oldest.id, "superseded_by": newest.id})
+    store.update(newest.id, {"supersedes": middle.id})
+    assert store.delete(middle.id) == []
+    assert store.get(oldest.id).superseded_by == newest.id
+    assert store.get(newest.id).supersedes == oldest.id
+    # the end of a chain: what it replaced holds again
+    assert store.delete(newest.id) == [oldest.id]
+    released = store.get(oldest.id)
+    assert (released.superseded_by, released.valid_to) == (None, None)
+
+
 def test_duplicate_id_is_an_error_and_keeps_the_original(store: MemoryStore) -> None:
     first = store.add(make_memory("first", id="same"))
     with pytest.raises(UserInputError, match="already exists"):

@@ -157,6 +157,16 @@ def test_keyed_values_are_redacted(text: str, kind: str) -> None:
             "staging login: admin / [redacted:password]",
             "password",
         ),
+        (  # no "is" or ":" between the name and a machine-made value
+            "the S3 bucket's with secret Zx9pQ2mK8vL4nR7tY1wE3uI6oP0aS5dF2gH4jK8l",
+            "the S3 bucket's with secret [redacted:secret]",
+            "secret",
+        ),
+        (
+            "mysql -u root -pS3cretPassw0rd ledgerly",
+            "mysql -u root -p[redacted:password] ledgerly",
+            "password",
+        ),
     ],
 )
 def test_secrets_written_as_sentences_are_redacted(text: str, redacted: str, kind: str) -> None:
@@ -234,6 +244,8 @@ SENTENCES_ABOUT_SECRETS = [
     "the password is ~/.pgpass and the token was revoked.",
     "the monkey is Tr0ub4dor, the turnkey was ready",
     "modes: read / write, src / tests, TCP / UDP, admin / editor / viewer2",
+    "mysql -u root -p ledgerly prompts for it; the token expires after 30 days",
+    "the key pydantic_core.core_schema.ValidationInfo moved; secret sauce is caching",
 ]
 
 
