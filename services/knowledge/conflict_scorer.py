@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping
 
 from services.knowledge import conflict_weights, duplicate_weights, restatement_weights
+from services.knowledge.cue_vocabulary import environments
 from services.knowledge.cues import READ_CHARS
 from services.knowledge.evidence import Shown, relayed_over, shown_by
 from services.knowledge.pair_features import PairText, same_frame_other_subject
@@ -93,6 +94,13 @@ def both_events(a: PairText, b: PairText) -> bool:
     return not later.change
 
 
+def other_environments(a: PairText, b: PairText) -> bool:
+    """The two are about different environments ("staging uses Postgres 15" /
+    "production uses Postgres 16"): both hold."""
+    first, second = environments(a.plain), environments(b.plain)
+    return bool(first and second and not first & second)
+
+
 def is_conflict(
     features: Mapping[str, float],
     pair: tuple[PairText, PairText] | None = None,
@@ -123,7 +131,9 @@ def is_conflict(
         claimed = duplicate_claims(features, scored)
     if restated is not None and not claimed:
         claimed = restatement_claims(restated, scored, any_claim_wins)
-    if pair is not None and (same_frame_other_subject(*pair) or both_events(*pair)):
+    if pair is not None and (
+        same_frame_other_subject(*pair) or both_events(*pair) or other_environments(*pair)
+    ):
         return False, scored
     return (scored >= threshold and not claimed) or defaults_disagree(features), scored
 

@@ -224,6 +224,25 @@ RUNTIME = re.compile(
 TEAM = re.compile(r"\b(?:the\s+)?([a-z][\w-]*)\s+team\b", re.IGNORECASE)
 TEAM_WORDS = frozenset({"the", "a", "its", "our", "their", "that", "this", "same", "other"})
 
+# --- where a statement holds ----------------------------------------------------------
+
+# The environments a note is about: "staging uses Postgres 15" and "production uses
+# Postgres 16" both hold.
+ENVIRONMENT = re.compile(
+    r"\b(production|prod|staging|stage|pre-?prod|preview|sandbox|uat|qa|localhost|"
+    r"local(?= (?:env|environment|dev|machine|setup|runs?|uses?)\b))\b",
+    re.IGNORECASE,
+)
+ENVIRONMENT_NAMES = {"prod": "production", "stage": "staging", "preprod": "pre-prod",
+                     "localhost": "local"}  # fmt: skip
+
+
+def environments(text: str) -> frozenset[str]:
+    """The environments `text` names, by one name each."""
+    found = (m.lower() for m in ENVIRONMENT.findall(text))
+    return frozenset(ENVIRONMENT_NAMES.get(name, name) for name in found)
+
+
 # --- change wording, negation, old values -------------------------------------------------
 
 CHANGE_WORDING = re.compile(

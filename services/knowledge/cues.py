@@ -14,10 +14,8 @@ same key and scope but different values. `Cues.score()` turns that into a streng
 [0, 1] that the contradictions operation combines with the LLM's verdict: high scores
 stand on their own, middle ones are ties the model may break, low ones are compatible.
 
-Values are recognised by kind — durations, sizes, rates, counts, versions (of a runtime
-or product: "Node 18", "PostgreSQL 16"), and names of tools and services by category
-(databases, error trackers, HTTP clients, queues…) — so "kept for 30 days" (retention)
-never conflicts with "logs at INFO" (log level).
+Values are recognised by kind (durations, sizes, counts, versions, tools by category), so
+"kept for 30 days" never conflicts with "logs at INFO"; nor do two environments' values.
 
 A memory is read by its first READ_CHARS characters, READ_SENTENCES sentences and
 READ_SENTENCE_CHARS of each: a pasted log read whole made a comparison take minutes.
@@ -55,6 +53,7 @@ from services.knowledge.cue_vocabulary import (
     TEAM,
     TEAM_WORDS,
     WORD,
+    environments,
 )
 from services.knowledge.evidence import evidence_of, relayed_over, relays
 from services.knowledge.value_moves import Move, moved_value, moves, stated
@@ -93,6 +92,7 @@ class Reading:
     spoken_change: bool = False  # worded as a change or correction ("bumped", "turns out")
     said: frozenset[str] = frozenset()  # its values and subject words (`value_moves`)
     moves: tuple[Move, ...] = ()  # "from X to Y"
+    environments: frozenset[str] = frozenset()  # "staging", "production" (`environments`)
 
     def current(self, attribute: str) -> frozenset[str]:
         return frozenset(s.value for s in self.statements if s.attribute == attribute and not s.old)
@@ -312,6 +312,7 @@ def read(
         negated=tuple(negated),
         evidence=evidence_of(content),
         relays=relays(title, content),
+        environments=environments(f"{title}. {content}"),
         spoken_change=bool(SPOKEN_CHANGE.search(f"{title}. {content}")),
         said=stated(title, content),
         moves=moves(content),
@@ -431,16 +432,14 @@ def compare(
         ):
             cues.fact = {"key": key_a, "scope": scope_a, "a": value_a, "b": value_b}
     cues.change_wording = [r.id for r in (a, b) if r.change_wording]
-    for attribute in sorted((a.attributes & b.attributes) - VAGUE_ATTRIBUTES):
+    # Two environments' values both hold ("staging uses Postgres 15", "production … 16").
+    elsewhere = bool(a.environments and b.environments and not a.environments & b.environments)
+    shared = set() if elsewhere else (a.attributes & b.attributes) - VAGUE_ATTRIBUTES
+    for attribute in sorted(shared):
         now_a, now_b = a.current(attribute), b.current(attribute)
         if now_a and now_b and not (now_a & now_b):
-            cues.conflicts.append(
-                {
-                    "attribute": attribute,
-                    "a": ", ".join(sorted(now_a)),
-                    "b": ", ".join(sorted(now_b)),
-                }
-            )
+            values = {side: ", ".join(sorted(now)) for side, now in (("a", now_a), ("b", now_b))}
+            cues.conflicts.append({"attribute": attribute, **values})
         # A replacement names what holds now as well as what no longer does.
         if now_a and now_b and now_a & b.old(attribute) and not now_a & now_b:
             cues.replaces = b.id
@@ -450,7 +449,7 @@ def compare(
     first = cues.conflicts[0]["attribute"] if cues.conflicts else None
     if cues.replaces is None and first and later.change_wording and later.old(first):
         cues.replaces = later.id
-    if cues.replaces is None:
+    if cues.replaces is None and not elsewhere:
         cues.moved = moved_value((b if later is a else a).said, later.moves)
         cues.replaces = later.id if cues.moved else None
     cues.negation = _negation(a, b)

@@ -358,3 +358,27 @@ def test_a_pasted_run_without_sentence_ends_is_read_in_bounded_time() -> None:
     reading = read("m", "pasted log", pasted[:20_000])
     assert time.perf_counter() - started < 2
     assert reading.statements  # its start is still read
+
+
+def test_values_of_two_environments_both_hold() -> None:
+    """`rem run --auto` had retired "Staging uses Postgres 15" for "Production uses
+    Postgres 16"."""
+    from services.knowledge.conflict_scorer import is_conflict
+    from services.knowledge.pair_features import features, read_pair_text
+    from tests.services.builders import make_memory
+
+    def judged(first: str, second: str) -> tuple[list[dict[str, object]], bool]:
+        a = make_memory(first, created_at="2025-01-01T10:00:00+00:00")
+        b = make_memory(second, created_at="2025-03-01T10:00:00+00:00")
+        cues = compare(read(a.id, a.title, a.content), read(b.id, b.title, b.content))
+        texts = (read_pair_text(a), read_pair_text(b))
+        flagged, _ = is_conflict(features(*texts, 0.9, cues), texts)
+        return cues.conflicts, flagged
+
+    assert judged("Staging uses Postgres 15.", "Production uses Postgres 16.") == ([], False)
+    assert judged("Prod runs Node 18.", "The staging env runs Node 20.") == ([], False)
+    conflicts, flagged = judged("Staging uses Postgres 15.", "Staging uses Postgres 16 now.")
+    assert conflicts and flagged
+    # naming both environments is about both
+    conflicts, _ = judged("Staging and production use Postgres 15.", "Production: Postgres 16.")
+    assert conflicts
