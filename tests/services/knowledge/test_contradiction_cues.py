@@ -382,3 +382,24 @@ def test_values_of_two_environments_both_hold() -> None:
     # naming both environments is about both
     conflicts, _ = judged("Staging and production use Postgres 15.", "Production: Postgres 16.")
     assert conflicts
+
+
+def test_a_later_note_that_only_repeats_the_earlier_agrees_with_it() -> None:
+    """A new user's two agreeing notes (both INFO) had been flagged at 0.999."""
+    from services.knowledge.conflict_scorer import is_conflict, says_nothing_new
+    from services.knowledge.pair_features import PairText, features, read_pair_text
+    from tests.services.builders import make_memory
+
+    def pair(first: str, second: str) -> tuple[dict[str, float], tuple[PairText, PairText]]:
+        a = make_memory(first, type="convention", created_at="2025-01-01T10:00:00+00:00")
+        b = make_memory(second, type="convention", created_at="2025-01-01T10:05:00+00:00")
+        cues = compare(read(a.id, a.title, a.content), read(b.id, b.title, b.content))
+        texts = (read_pair_text(a), read_pair_text(b))
+        return features(*texts, 0.8, cues), texts
+
+    earlier = "Log level in production is INFO; DEBUG leaks PII from invoice payloads."
+    assert not is_conflict(*pair(earlier, "Production log level is INFO."))[0]
+    # the same words with another value, or negated, still may disagree
+    assert is_conflict(*pair(earlier, "Production log level is WARNING."))[0]
+    negated, _ = pair("The cache is enabled in production.", "The cache is not enabled.")
+    assert not says_nothing_new(negated)
