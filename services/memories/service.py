@@ -24,6 +24,7 @@ from services.filters import MemoryFilter
 from services.memories.lifecycle import Lifecycle
 from services.memory import Memory, memory_from_dict
 from services.search.retrieval import HybridRetriever, RetrieverKind, SearchResponse
+from services.storage import contradictions as conflicts
 from services.storage.memories import MemoryStore
 from services.text.capture import parse_memory_lines
 from services.text.incoming import IncomingText
@@ -151,6 +152,9 @@ class MemoryService:
             getattr(before, name) != getattr(updated, name)
             for name in ("title", "content", "tags", "file_refs", "project")
         )
+        if before.title != updated.title or before.content != updated.content:
+            with self.store.writing():  # what the open conflicts said of the old text
+                conflicts.remove_open_about(self.store, memory_id)
         if changed and updated.superseded_by is None:
             self._written(updated)
         if changed and embed:

@@ -28,6 +28,19 @@ def remove_about(store: MemoryStore, memory_id: str) -> None:
         _execute(store, f"DELETE FROM {table} WHERE a = ? OR b = ?", [memory_id, memory_id])
 
 
+def remove_open_about(store: MemoryStore, memory_id: str) -> int:
+    """Delete the unresolved flagged pairs that name `memory_id` (its text was just
+    edited, so what they say of it may no longer be so; the pairs are judged again as it
+    is embedded), inside the caller's transaction. Resolved pairs, the user's answers,
+    stay. Returns how many went."""
+    cursor = _execute(
+        store,
+        "DELETE FROM contradiction WHERE (a = ? OR b = ?) AND resolved_at IS NULL",
+        [memory_id, memory_id],
+    )
+    return int(cursor.rowcount or 0)
+
+
 # --- candidates ---------------------------------------------------------------------------
 
 

@@ -445,3 +445,29 @@ def test_deleting_a_replacement_takes_its_conflicts_and_the_old_note_holds_again
     assert again.superseded_by is None and again.valid_to is None
     ranked = engram.service.search("python floor", MemoryFilter(project="httpx")).results
     assert declared.id in [r.memory.id for r in ranked]
+
+
+def test_editing_a_note_drops_what_open_conflicts_said_of_its_old_text(engram: Engram) -> None:
+    """A note edited to agree was still marked "may be outdated" by the conflict about
+    its old text; the user's answers stay."""
+    old = engram.service.add(FLOOR_OLD)
+    new = engram.service.add(FLOOR_NEW)
+    other = engram.service.add({**FLOOR_OLD, "content": "Python 3.8 wheels are built too."})
+    a, b = contradictions.ordered(old, new)
+    with engram.store.writing():
+        table.record_flag(engram.store, a.id, b.id, "supersedes", new.id, "2025-07-01", "{}")
+        table.record_flag(engram.store, old.id, other.id, "contradiction", None, "2025-07-01", "{}")
+    decided = contradictions.for_pair(engram.store, old.id, other.id)
+    assert decided is not None
+    with engram.store.writing():
+        table.mark_resolved(engram.store, decided.id, "2025-07-02", "both_valid", "user")
+    agreeing = {"content": '3.9 and up: `requires-python = ">=3.9"`.'}
+    engram.service.edit(old.id, agreeing, embed=False)
+    assert contradictions.for_pair(engram.store, old.id, new.id) is None
+    assert contradictions.for_pair(engram.store, old.id, other.id) is not None  # answered
+    # a change of tags says nothing new: the conflicts stay
+    engram.service.edit(new.id, {"tags": ["python"]}, embed=False)
+    with engram.store.writing():
+        table.record_flag(engram.store, a.id, b.id, "supersedes", new.id, "2025-07-03", "{}")
+    engram.service.edit(new.id, {"tags": ["python", "floor"]}, embed=False)
+    assert contradictions.for_pair(engram.store, old.id, new.id) is not None
