@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -170,11 +171,19 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
 
     context = _context(state)
     findings = FindingStore(context.service.store)
-    given = dict(item.split("=", 1) for item in answers if "=" in item)
-    pending = [f for f in findings.pending() if not given or f.id in given]
+    malformed = [item for item in answers if "=" not in item]
+    if malformed:
+        raise UserInputError(f"--answer takes ID=OPTION, not {', '.join(malformed)}")
+    given = dict(item.split("=", 1) for item in answers)
+    waiting = findings.pending()
+    unknown = sorted(set(given) - {f.id for f in waiting})
+    if unknown:  # answered already, dismissed, or mistyped: nothing is answered
+        raise UserInputError(f"no waiting finding with id {', '.join(unknown)}")
+    pending = [f for f in waiting if not given or f.id in given]
     if not pending:
         say("nothing to review")
         return
+    failed = 0
     for number, finding in enumerate(pending, 1):
         if finding.id in given:
             choice = given[finding.id]
@@ -208,8 +217,11 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
             changed = answer(context.service, findings, finding, choice)
         except UserInputError as error:  # out of date: say so and go on with the rest
             err(str(error))
+            failed += 1
             continue
         say(f"{finding.id}: {choice}" + (" (applied)" if changed else ""))
+    if failed:
+        sys.exit(1)
 
 
 def _no_decision(names: list[str]) -> str | None:

@@ -148,6 +148,23 @@ def test_a_finding_whose_memories_changed_since_is_dismissed_not_applied(
     engram_cli.ok("edit", newer, "--supersedes", "d1")
     result = engram_cli("rem", "review", "--answer", f"{finding_id}=merge")
     assert "out of date: d1 no longer holds (replaced by" in result.stderr
+    assert result.exit_code == 1  # a script sees that the answer did not apply
     assert "(applied)" not in result.stdout
     assert engram_cli.json("show", "d2").get("superseded_by") is None  # nothing merged
     assert engram_cli.json("rem", "report")["pending"] == []  # dismissed, not left waiting
+
+
+def test_review_refuses_an_answer_it_cannot_place(engram_cli: EngramCli) -> None:
+    """An unknown finding id, or an answer without "=", had been passed over in silence
+    and the command had exited 0."""
+    seed(engram_cli)
+    finding_id = engram_cli.json("rem", "run", "--op", "duplicates")["operations"][0]["findings"][
+        0
+    ]["id"]
+    unknown = engram_cli("rem", "review", "--answer", "f-000000000000=merge")
+    assert unknown.exit_code != 0 and "no waiting finding with id f-000000000000" in unknown.stderr
+    malformed = engram_cli("rem", "review", "--answer", finding_id)
+    assert malformed.exit_code != 0 and "--answer takes ID=OPTION" in malformed.stderr
+    wrong = engram_cli("rem", "review", "--answer", f"{finding_id}=zzz")
+    assert wrong.exit_code == 1
+    assert [f["id"] for f in engram_cli.json("rem", "report")["pending"]] == [finding_id]
