@@ -368,12 +368,21 @@ def declared_problems(store: MemoryStore, memories: Sequence[Memory], where: str
 
 def apply_declared(store: MemoryStore, memories: Sequence[Memory]) -> list[Memory]:
     """After an import: each memory whose `supersedes` names a memory that still holds
-    replaces it (as `declare` does). Returns the memories that no longer hold."""
+    replaces it (as `declare` does), and so does each stored memory naming one of the
+    imported memories (an earlier import of part of a store named a memory left out, now
+    imported). Returns the memories that no longer hold."""
     replaced: list[Memory] = []
-    for memory in memories:
+    imported = {memory.id for memory in memories}
+    earlier = [m for m in store.declaring_replaced(imported) if m.id not in imported]
+    for memory in [*memories, *earlier]:
         if not memory.supersedes:
             continue
         target = store.get_many([memory.supersedes]).get(memory.supersedes)
-        if target is not None and target.superseded_by is None and target.id != memory.id:
+        if (
+            target is not None
+            and target.superseded_by is None
+            and target.id != memory.id
+            and target.project == memory.project
+        ):
             replaced.extend(declare(store, memory.id, [target.id]))
     return replaced

@@ -301,6 +301,15 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
                     found[row.id] = row_to_memory(row)
         return found
 
+    def declaring_replaced(self, ids: Iterable[str]) -> list[Memory]:
+        """The memories whose `supersedes` names one of `ids`."""
+        found: list[Memory] = []
+        with self._reading():
+            for batch in batches(list(dict.fromkeys(ids))):
+                rows = MemoryRow.select().where(MemoryRow.supersedes.in_(batch))
+                found.extend(row_to_memory(row) for row in rows)
+        return found
+
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         wanted = list(dict.fromkeys(ids))
         found: set[str] = set()

@@ -348,6 +348,28 @@ def test_import_replace_leaves_no_stale_vectors(tmp_path: Path, engram_cli: Engr
     assert gone.exit_code == 2 and "no project 'p'; known: q" in gone.stderr
 
 
+def test_a_replacement_imported_before_what_it_replaces_applies_when_that_arrives(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    """An export of part of a store names a memory left out; imported later, it had held
+    beside the memory declaring it replaced."""
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text(
+        json.dumps({"id": "floor-39", "project": "httpx", "type": "constraint",
+                    "content": "3.8 is dropped; the floor is 3.9.", "supersedes": "floor-38"})
+        + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    assert engram_cli.json("import", str(first))["superseded"] == []
+    second.write_text(
+        json.dumps({"id": "floor-38", "project": "httpx", "type": "constraint",
+                    "content": "We support Python 3.8 and up."}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    assert engram_cli.json("import", str(second))["superseded"] == ["floor-38"]
+    assert engram_cli.json("show", "floor-38")["superseded_by"] == "floor-39"
+
+
 def test_import_applies_supersedes_and_refuses_other_projects(
     engram_cli: EngramCli, tmp_path: Path
 ) -> None:
