@@ -246,17 +246,20 @@ def add(
         named = files_named_in(f"{title or ''}\n{data['content']}", here.root)
         data["file_refs"] = list(dict.fromkeys([*data["file_refs"], *named]))
     payload = {k: v for k, v in data.items() if v is not None}
-    copy = None if allow_copy or memory_id else engram.service.stored_copy(payload, project)
-    if copy is not None:
+    redacted: Counter[str] = Counter()
+    # The look for a stored copy and the add are one write: two adds of one text at once
+    # (an assistant told twice) store it once.
+    with engram.store.writing():
+        copy = None if allow_copy or memory_id else engram.service.stored_copy(payload, project)
+        memory = None
+        if copy is None:
+            memory = engram.service.add(
+                payload, default_project=project, embed=False, redacted=redacted
+            )
+    if memory is None:
+        assert copy is not None
         _already_stored(state, copy, payload, replaces, as_json)
         return
-    redacted: Counter[str] = Counter()
-    memory = engram.service.add(
-        payload,
-        default_project=project,
-        embed=False,
-        redacted=redacted,
-    )
     redaction = _say_redacted(redacted)
     superseded = _declare(engram, memory.id, replaces)
     state.embed_waiting()
