@@ -306,7 +306,9 @@ def add(
         )
     if not candidates or asking:
         return
-    if any(c.kind == "supersedes" for c in candidates):
+    if any(c.kind == "supersedes" for c in candidates) or _guessed_holder(
+        engram, memory, candidates
+    ):
         say(
             "  (open proposals until you decide: search ranks the new memory above what it "
             f"may replace; `engram edit {memory.id} --supersedes ID` if it replaces, "
@@ -317,6 +319,18 @@ def add(
             "  (open until you decide: both are kept and marked as disagreeing; "
             "`engram contradictions resolve` says which holds)"
         )
+
+
+def _guessed_holder(engram: Any, memory: Any, candidates: list[Any]) -> bool:
+    """Whether the pass run as the memory was embedded recorded one of its contradictions
+    with the new memory as holder: then search ranks it first, as for a replacement."""
+    from services.knowledge import contradictions
+
+    for candidate in candidates:
+        record = contradictions.for_pair(engram.store, memory.id, candidate.memory.id)
+        if record is not None and not record.resolved and record.holder == memory.id:
+            return True
+    return False
 
 
 def _already_stored(

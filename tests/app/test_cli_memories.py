@@ -677,3 +677,20 @@ def test_answers_at_the_terminal_apply_and_an_ended_input_keeps_proposals(
     else:
         assert all(shown[i]["superseded_by"] is None for i in (floor, again))
         assert open_pairs == {frozenset((floor, new)), frozenset((again, new))}
+
+
+def test_the_hint_after_add_says_search_reranks_when_a_holder_was_guessed(
+    engram_cli: EngramCli,
+) -> None:
+    """The pass run as the memory is embedded may record a contradiction with the new
+    memory as holder; search then ranks it first, and the hint had said "both are kept
+    and marked as disagreeing"."""
+    old = engram_cli.add("Production log level is DEBUG.", "-p", "logs", "-t", "convention")
+    shown = engram_cli.ok(
+        "add", "Production log level is WARNING.", "-p", "logs", "-t", "convention"
+    ).stdout
+    (record,) = engram_cli.json("contradictions", "list")["contradictions"]
+    assert f"this may contradict {old}" in shown
+    assert record["kind"] == "contradiction" and record["holder"] not in (None, old)
+    assert "search ranks the new memory above what it may replace" in shown
+    assert "both are kept" not in shown
