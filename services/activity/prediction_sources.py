@@ -31,6 +31,20 @@ PER_IDENTIFIER_LIMIT = 200
 # about which of those notes matter for it.
 COMMON_SHARE = 0.2
 COMMON_MIN = 4
+QUOTED_HEAD_CHARS = 30  # the shortest head of an error line a note may quote for it
+_DETAIL_BREAK = re.compile(r",\s|;\s|\s\(|\s-\s")
+
+
+def error_heads(line: str, most: int = 4) -> list[str]:
+    """`line` and its heads cut at the breaks before details (", connection timed out",
+    " (Background on this error…"), longest first, none shorter than
+    QUOTED_HEAD_CHARS."""
+    line = line.strip()
+    if not line:
+        return []
+    cuts = [m.start() for m in _DETAIL_BREAK.finditer(line) if m.start() >= QUOTED_HEAD_CHARS]
+    heads = [line, *(line[:cut].rstrip() for cut in reversed(cuts))]
+    return list(dict.fromkeys(heads))[:most]
 
 
 @dataclass(frozen=True)
@@ -204,12 +218,21 @@ class PredictionSources:
     def quoting(
         self, line: str, project: str | None, before: datetime | None, types: tuple[MemoryType, ...]
     ) -> list[str]:
-        """Memories of `types` whose content quotes `line` verbatim."""
-        if not line.strip():
+        """Memories of `types` whose content quotes `line` verbatim, or its head: a note
+        quotes "QueuePool limit of size 5 overflow 10 reached" where the program printed
+        that and ", connection timed out, timeout 30.00" after it."""
+        heads = error_heads(line)
+        if not heads:
             return []
-        ids = self.store.phrase_candidates(line[:300], PER_IDENTIFIER_LIMIT, project)
-        loaded = self.load(ids, project, before, types=types)
-        return [m.id for m in loaded.values() if line in m.content or line in m.title]
+        ids: list[str] = []
+        for head in heads:
+            ids += self.store.phrase_candidates(head[:300], PER_IDENTIFIER_LIMIT, project)
+        loaded = self.load(list(dict.fromkeys(ids)), project, before, types=types)
+        return [
+            m.id
+            for m in loaded.values()
+            if any(head in m.content or head in m.title for head in heads)
+        ]
 
     def similar_text(
         self,

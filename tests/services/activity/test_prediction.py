@@ -100,6 +100,21 @@ def test_branch_checkout_predicts_branch_and_slug_memories(store: MemoryStore) -
     assert {"recorded", "tagged"} <= set(relevant + related)
 
 
+def test_a_fix_quoting_the_head_of_an_error_line_is_critical_for_the_whole_line(
+    store: MemoryStore,
+) -> None:
+    """SQLAlchemy prints details after the message a note quotes; the fix had come last
+    among "similar error" notes."""
+    head = "sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached"
+    seed(store, "fix", f"Fixed '{head}' by raising pool_size to 10.", type="fix")
+    seed(store, "short", "Fixed 'sqlalchemy.exc.TimeoutError' with a retry.", type="fix")
+    line = f"{head}, connection timed out, timeout 30.00"
+    engine = PredictiveEngine(store)
+    prediction = engine.observe(Signal(SignalKind.ERROR_SEEN, T0, "ledgerly", error=line))
+    critical, _, _ = tiers(prediction)
+    assert critical == ["fix"]  # a head shorter than QUOTED_HEAD_CHARS is not a quote
+
+
 def test_error_predicts_fixes_that_quote_the_key_line(store: MemoryStore) -> None:
     line = "KeyError: 'currency'"
     seed(store, "fix", f"`{line}` comes from legacy invoices; default to EUR.", type="fix")
