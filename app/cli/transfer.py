@@ -70,7 +70,12 @@ def export(
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--replace", is_flag=True, help="Overwrite memories whose id exists.")
 @click.option("--skip-existing", is_flag=True, help="Keep memories whose id exists.")
-@project_option
+@click.option(
+    "--project",
+    "-p",
+    default=None,
+    help="Project of the records that name none (a record's own project is kept).",
+)
 @json_option
 @pass_state
 @handle_errors
