@@ -62,12 +62,13 @@ def relative_day(value: str, today: date | None = None) -> datetime | None:
     names; None when it is not one."""
     from services.text.dates import find_times
 
-    text = " ".join(value.split())
     now = datetime.now().astimezone()
-    found = find_times(text, today or now.date())
-    if len(found) != 1 or found[0].start != 0 or found[0].end != len(text):
-        return None
-    return datetime.combine(found[0].resolved, time(), tzinfo=now.tzinfo)
+    # A bare day ("March 3", "the 3rd") is read as a note would write it, "on March 3".
+    for text in (" ".join(value.split()), "on " + " ".join(value.split())):
+        found = find_times(text, today or now.date())
+        if len(found) == 1 and found[0].start == 0 and found[0].end == len(text):
+            return datetime.combine(found[0].resolved, time(), tzinfo=now.tzinfo)
+    return None
 
 
 FILTER_PARAMETERS = (

@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.cli.memories import relative_day
 from services.vectors.embeddings.onnx_minilm import MODEL_ID
@@ -180,6 +182,8 @@ def test_dates_take_relative_forms_people_write(corpus_cli: EngramCli) -> None:
         ("last week", date(2026, 11, 16)),
         ("  3 days   ago ", date(2026, 11, 24)),
         ("on March 3", date(2026, 3, 3)),
+        ("March 3", date(2026, 3, 3)),  # refused before: only "on March 3" was read
+        ("the 3rd", date(2026, 11, 3)),
     ],
 )
 def test_a_relative_date_stands_for_the_start_of_what_it_names(written: str, day: date) -> None:
@@ -188,9 +192,18 @@ def test_a_relative_date_stands_for_the_start_of_what_it_names(written: str, day
     assert start.tzinfo is not None
 
 
-@pytest.mark.parametrize("written", ["", "2026", "last week or so", "deploy", "yesterday, 3pm"])
+@pytest.mark.parametrize(
+    "written", ["", "2026", "last week or so", "deploy", "yesterday, 3pm", "March", "on"]
+)
 def test_text_that_is_not_only_a_relative_date_is_none(written: str) -> None:
     assert relative_day(written, today=date(2026, 11, 27)) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_any_after_or_before_value_is_a_midnight_or_refused(written: str) -> None:
+    start = relative_day(written, today=date(2026, 11, 27))
+    assert start is None or (start.hour, start.minute, start.second) == (0, 0, 0)
 
 
 def test_edit_text_reembeds_and_search_finds_the_new_words(engram_cli: EngramCli) -> None:
