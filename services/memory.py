@@ -147,7 +147,7 @@ def memory_from_dict(
         read(data, values, problem)
     if problems:
         return None, problems
-    values.setdefault("project", default_project)
+    values.setdefault("project", (default_project or "").strip() or None)  # "" is none
     values.setdefault("id", new_memory_id(values.get("project")))
     values.setdefault("title", title_from_content(values["content"]))
     values.setdefault("created_at", now_iso())
@@ -156,7 +156,9 @@ def memory_from_dict(
 
 def _read_content(data: dict[str, Any], values: dict[str, Any], problem: Complain) -> None:
     content = data.get("content")
-    if not isinstance(content, str) or not content.strip():
+    if content is not None and not isinstance(content, str):
+        problem(f"'content' must be a string, not {type(content).__name__}")
+    elif not isinstance(content, str) or not content.strip():
         problem("'content' is missing or empty")
     else:
         values["content"] = content

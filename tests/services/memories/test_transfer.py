@@ -298,8 +298,17 @@ def test_document_project_is_the_default_for_records_without_one() -> None:
 
 
 def test_document_problems_are_located_by_index() -> None:
-    raw = json.dumps({"memories": [{"content": "a"}, {"content": ""}]}).encode()
-    assert problems_of(raw, "f.json") == [("f.json:memories[1]", "'content' is missing or empty")]
+    raw = json.dumps({"memories": [{"content": "a"}, {"content": ""}, {"content": 123}]}).encode()
+    assert problems_of(raw, "f.json") == [
+        ("f.json:memories[1]", "'content' is missing or empty"),
+        ("f.json:memories[2]", "'content' must be a string, not int"),  # was "missing"
+    ]
+
+
+def test_an_empty_project_is_no_project() -> None:
+    raw = jsonl(line(id="a"), line(id="b", project=""))
+    assert [m.project for m in parse_import(raw, "in.jsonl", default_project="")] == [None, None]
+    assert [m.project for m in parse_import(raw, "in.jsonl", default_project=" ")] == [None, None]
 
 
 def test_read_import_file(tmp_path: Path) -> None:
