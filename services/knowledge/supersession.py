@@ -326,7 +326,8 @@ def _replaced_through(store: MemoryStore, memory: Memory) -> set[str]:
     successor = memory.superseded_by
     while successor is not None and successor not in found and len(found) < 100:
         found.add(successor)
-        successor = store.get_many([successor]).get(successor, memory).superseded_by
+        replacing = store.get_many([successor]).get(successor)
+        successor = replacing.superseded_by if replacing is not None else None
     return found
 
 
