@@ -101,6 +101,7 @@ def _python(text: str) -> SourceSymbols:
     defined: list[str] = []
     imported: list[str] = []
     modules: list[str] = []
+    packages: list[str] = []  # `import httpx`: notes name it as `httpx.Client`
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             defined.append(node.name)
@@ -114,11 +115,18 @@ def _python(text: str) -> SourceSymbols:
             imported.extend(alias.name for alias in node.names if alias.name != "*")
         elif isinstance(node, ast.Import):
             modules.extend(alias.name for alias in node.names)
+            packages.extend(a.name for a in node.names if not _python_stdlib(a.name))
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             defined.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper())
-    return SourceSymbols("python", _unique(defined), _unique(imported), _unique(modules, 1))
+    return SourceSymbols(
+        "python",
+        _unique(defined),
+        _unique(imported),
+        _unique(modules, 1),
+        _unique(packages, 1),
+    )
 
 
 def _python_by_pattern(text: str) -> SourceSymbols:
@@ -132,7 +140,14 @@ def _python_by_pattern(text: str) -> SourceSymbols:
         names = re.sub(r"#[^\n]*", "", grouped or plain)
         imported.extend(n.split()[0] for n in names.split(",") if n.strip())
     modules.extend(_PY_IMPORT.findall(text))
-    return SourceSymbols("python", _unique(defined), _unique(imported), _unique(modules, 1))
+    packages = [m for m in _PY_IMPORT.findall(text) if not _python_stdlib(m)]
+    return SourceSymbols(
+        "python",
+        _unique(defined),
+        _unique(imported),
+        _unique(modules, 1),
+        _unique(packages, 1),
+    )
 
 
 def _python_stdlib(module: str | None) -> bool:

@@ -123,6 +123,15 @@ def test_python_future_imports_are_not_names() -> None:
     assert symbols.modules == ("os",)
 
 
+def test_a_python_package_imported_whole_is_an_external_name() -> None:
+    """`import httpx` then `httpx.Client(...)`: a note about `httpx.Client` is about the
+    file (its name had been read and never used); the standard library says nothing."""
+    text = "import httpx\nimport os, json\nfrom decimal import Decimal\n"
+    assert parse_source("a.py", text).external == ("httpx",)
+    broken = text + "def broken(:\n"  # read by the patterns when the parser fails
+    assert parse_source("a.py", broken).external == ("httpx",)
+
+
 def test_python_definitions() -> None:
     text = (
         "MAX_RETRIES = 3\n"
