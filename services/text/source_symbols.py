@@ -120,13 +120,7 @@ def _python(text: str) -> SourceSymbols:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             defined.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper())
-    return SourceSymbols(
-        "python",
-        _unique(defined),
-        _unique(imported),
-        _unique(modules, 1),
-        _unique(packages, 1),
-    )
+    return _python_symbols(defined, imported, modules, packages)
 
 
 def _python_by_pattern(text: str) -> SourceSymbols:
@@ -141,12 +135,14 @@ def _python_by_pattern(text: str) -> SourceSymbols:
         imported.extend(n.split()[0] for n in names.split(",") if n.strip())
     modules.extend(_PY_IMPORT.findall(text))
     packages = [m for m in _PY_IMPORT.findall(text) if not _python_stdlib(m)]
+    return _python_symbols(defined, imported, modules, packages)
+
+
+def _python_symbols(
+    defined: list[str], imported: list[str], modules: list[str], packages: list[str]
+) -> SourceSymbols:
     return SourceSymbols(
-        "python",
-        _unique(defined),
-        _unique(imported),
-        _unique(modules, 1),
-        _unique(packages, 1),
+        "python", _unique(defined), _unique(imported), _unique(modules, 1), _unique(packages, 1)
     )
 
 
