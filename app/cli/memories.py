@@ -63,8 +63,9 @@ def relative_day(value: str, today: date | None = None) -> datetime | None:
     from services.text.dates import find_times
 
     now = datetime.now().astimezone()
+    written = " ".join(value.split())
     # A bare day ("March 3", "the 3rd") is read as a note would write it, "on March 3".
-    for text in (" ".join(value.split()), "on " + " ".join(value.split())):
+    for text in (written, f"on {written}"):
         found = find_times(text, today or now.date())
         if len(found) == 1 and found[0].start == 0 and found[0].end == len(text):
             return datetime.combine(found[0].resolved, time(), tzinfo=now.tzinfo)

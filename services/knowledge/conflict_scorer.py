@@ -15,7 +15,6 @@ import math
 from collections.abc import Mapping
 
 from services.knowledge import conflict_weights, duplicate_weights, restatement_weights
-from services.knowledge.cue_vocabulary import environments
 from services.knowledge.cues import READ_CHARS
 from services.knowledge.evidence import Shown, relayed_over, shown_by
 from services.knowledge.pair_features import PairText, same_frame_other_subject
@@ -117,8 +116,7 @@ def says_nothing_new(features: Mapping[str, float]) -> bool:
 def other_environments(a: PairText, b: PairText) -> bool:
     """The two are about different environments ("staging uses Postgres 15" /
     "production uses Postgres 16"): both hold."""
-    first, second = environments(a.plain), environments(b.plain)
-    return bool(first and second and not first & second)
+    return bool(a.environments and b.environments and not a.environments & b.environments)
 
 
 def is_conflict(

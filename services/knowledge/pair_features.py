@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from services.knowledge.claim_polarity import Polarity, clashing_terms, read_polarity
+from services.knowledge.cue_vocabulary import environments
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
 from services.knowledge.quantities import (
@@ -139,6 +140,7 @@ class PairText:
     defaults: tuple[DefaultClaim, ...]  # what it says a default is
     polarity: Polarity  # which terms it says plainly, which only negated
     quantities: tuple[Quantity, ...]  # the numbers it states, with what they count
+    environments: frozenset[str] = frozenset()  # "staging", "production" (`environments`)
 
 
 def release(version: str) -> str:
@@ -176,6 +178,7 @@ def read_pair_text(memory: Memory) -> PairText:
         defaults=read_defaults(memory.title, content),
         polarity=read_polarity(memory.title, content),
         quantities=read_quantities(memory.title, content),
+        environments=environments(plain),
     )
 
 

@@ -133,8 +133,9 @@ def _python_by_pattern(text: str) -> SourceSymbols:
         modules.append(module)
         names = re.sub(r"#[^\n]*", "", grouped or plain)
         imported.extend(n.split()[0] for n in names.split(",") if n.strip())
-    modules.extend(_PY_IMPORT.findall(text))
-    packages = [m for m in _PY_IMPORT.findall(text) if not _python_stdlib(m)]
+    whole = _PY_IMPORT.findall(text)
+    modules.extend(whole)
+    packages = [m for m in whole if not _python_stdlib(m)]
     return _python_symbols(defined, imported, modules, packages)
 
 
