@@ -6,7 +6,8 @@ and stdin are kept for the transport and file descriptors 1 and 0 are pointed at
 stderr and /dev/null: a stray print from a library or a C extension, or a stray read,
 cannot corrupt the protocol. The server ends when its input ends, when its output is
 closed and when its parent process goes away (a leaked server would hold the data
-folder)."""
+folder); when its input ends, only once every request it read is answered, and a line
+that is not JSON-RPC gets an error (`app.mcp_wire`)."""
 
 from __future__ import annotations
 
@@ -79,11 +80,16 @@ async def _serve(
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from app.mcp_wire import answered_before_ending
+
     reader = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
     output = _ProtocolOutput(wire_out, encoding="utf-8")
     output.closed_by_client = closed
     writer = anyio.wrap_file(output)
-    async with stdio_server(stdin=reader, stdout=writer) as (incoming, outgoing):
+    async with (
+        stdio_server(stdin=reader, stdout=writer) as (wire_incoming, wire_outgoing),
+        answered_before_ending(wire_incoming, wire_outgoing) as (incoming, outgoing),
+    ):
         # MCPServer serves stdio only on the process's own descriptors, which no longer
         # carry the protocol here; its low-level server takes any streams.
         lowlevel = server._lowlevel_server

@@ -131,6 +131,39 @@ def test_it_ends_when_its_input_ends(data_dir: Path, project_folder: Path) -> No
             process.kill()
 
 
+def test_a_client_that_writes_its_requests_and_ends_its_input_gets_every_answer(
+    data_dir: Path, project_folder: Path
+) -> None:
+    """`printf … | engram mcp`: the input ends right after a tool call and a line that
+    is not JSON; the call is answered (the SDK had cancelled it) and the line refused."""
+    run_engram(data_dir, "add", "-p", "alpha", "We pin httpx below 0.28 until the SDK is fixed.")
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "httpx pin"}},
+    }
+    lines = [
+        json.dumps(INITIALIZE),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "this is not json",
+        json.dumps(call),
+    ]
+    done = subprocess.run(
+        MCP_COMMAND,
+        input=("\n".join(lines) + "\n").encode(),
+        capture_output=True,
+        cwd=project_folder,
+        env=clean_env(**server_env(data_dir), PYTHONPATH=str(ROOT)),
+        timeout=120,
+    )
+    assert done.returncode == 0
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a.get("id") for a in answers] == [1, None, 2]
+    assert answers[1]["error"]["code"] == -32700
+    assert "We pin httpx below 0.28" in json.dumps(answers[2]["result"])
+
+
 def test_it_ends_when_its_output_is_closed(data_dir: Path, project_folder: Path) -> None:
     """The client stops reading but keeps the input open: the server's next answer
     cannot be written, and it ends instead of waiting for input."""
