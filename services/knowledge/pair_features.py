@@ -23,6 +23,7 @@ from services.knowledge.claim_polarity import Polarity, clashing_terms, read_pol
 from services.knowledge.cue_vocabulary import environments
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
+from services.knowledge.owner_swap import owners_differ, word_sequence
 from services.knowledge.quantities import (
     Quantity,
     agreeing_versions,
@@ -141,6 +142,7 @@ class PairText:
     polarity: Polarity  # which terms it says plainly, which only negated
     quantities: tuple[Quantity, ...]  # the numbers it states, with what they count
     environments: frozenset[str] = frozenset()  # "staging", "production" (`environments`)
+    sequence: tuple[str, ...] = ()  # a short note's words in order (`owner_swap`)
 
 
 def release(version: str) -> str:
@@ -179,6 +181,7 @@ def read_pair_text(memory: Memory) -> PairText:
         polarity=read_polarity(memory.title, content),
         quantities=read_quantities(memory.title, content),
         environments=environments(plain),
+        sequence=word_sequence(content),
     )
 
 
@@ -410,8 +413,12 @@ def _base(
 def same_frame_other_subject(a: PairText, b: PairText) -> bool:
     """Two notes that say the same thing about different code: each names code, they
     share no name, and the rest of their words is much the same ("`parse_date` rounds
-    intermediate values" / "`trim_payout` rounds intermediate values"). Such a pair is
-    two facts, not one fact changed."""
+    intermediate values" / "`trim_payout` rounds intermediate values"); or two short
+    notes that say one thing of two owners named in plain words, each with its own value
+    ("the auth service listens on port 8001" / "the billing service … 8002":
+    `owner_swap`). Such a pair is two facts, not one fact changed."""
+    if owners_differ(a.sequence, b.sequence):
+        return True
     if not a.names or not b.names or a.names & b.names:
         return False
     return jaccard(a.frame, b.frame) >= 0.6

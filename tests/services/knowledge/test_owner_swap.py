@@ -1,0 +1,89 @@
+"""`owner_swap`: two short notes saying one thing of two owners, each with its own value,
+both hold (a new user's two services' ports had been flagged as a contradiction at 1.00)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.knowledge.conflict_records import reading_of
+from services.knowledge.conflict_scorer import is_conflict
+from services.knowledge.cues import compare
+from services.knowledge.owner_swap import MAX_TOKENS, owners_differ, word_sequence
+from services.knowledge.pair_features import features, read_pair_text
+from tests.services.builders import make_memory
+
+
+def differ(first: str, second: str) -> bool:
+    return owners_differ(word_sequence(first), word_sequence(second))
+
+
+def test_one_thing_said_of_two_owners_with_their_own_values() -> None:
+    assert differ(
+        "The auth service listens on port 8001 in dev.",
+        "The billing service listens on port 8002 in dev.",
+    )
+    assert differ("The connect timeout is 5s.", "The read timeout is 30s.")
+    assert differ("Caching is enabled for the auth API.", "Caching is disabled for the admin API.")
+    # a word only one has is said of its own owner
+    assert differ("The auth service listens on 8001.", "The billing service listens on 8005 now.")
+
+
+def test_a_change_of_one_owners_value_is_not_another_owner() -> None:
+    assert not differ("The request timeout is 30s.", "The request timeout is 60s now.")
+    # a generic qualifier renames the same thing
+    assert not differ("The request timeout is 30s.", "The default timeout is 60s.")
+    # a product swapped with its version is the value
+    assert not differ("We deploy with Helm 3.12.", "We deploy with Kustomize 5.0.")
+    # a negation said of the other owner
+    assert not differ(
+        "The auth service listens on 8001.", "The billing service never listens on 8002."
+    )
+    # another owner but the same value: nothing says they differ
+    assert not differ("The auth service listens on 8001.", "The billing service listens on 8001.")
+    # not a qualifier of one head word
+    assert not differ("Auth listens on port 8001.", "Billing answers on port 8002.")
+    # long notes say more than one thing
+    long = " ".join(["word"] * MAX_TOKENS)
+    assert not differ(
+        f"The auth service is on 8001. {long}", f"The billing service is on 8002. {long}"
+    )
+
+
+def test_the_judge_lets_both_hold_and_still_flags_a_change() -> None:
+    def flagged(first: str, second: str) -> bool:
+        a = make_memory(first, created_at="2025-01-01T10:00:00+00:00")
+        b = make_memory(second, created_at="2025-03-01T10:00:00+00:00")
+        texts = (read_pair_text(a), read_pair_text(b))
+        cues = compare(reading_of(a), reading_of(b))
+        return is_conflict(features(*texts, 0.95, cues), texts)[0]
+
+    assert not flagged(
+        "The auth service listens on port 8001 in dev.",
+        "The billing service listens on port 8002 in dev.",
+    )
+    assert flagged(
+        "The auth service listens on port 8001 in dev.",
+        "The auth service listens on port 8005 in dev now.",
+    )
+
+
+WORDS = st.sampled_from(
+    "the auth billing service port timeout is on listens 8001 8002 5s 30s not now default "
+    "uses v1.2 enabled disabled read connect".split()
+)
+
+
+@given(st.lists(WORDS, max_size=20), st.lists(WORDS, max_size=20))
+def test_any_two_texts_are_read_without_error_and_a_text_has_one_owner(
+    first: list[str], second: list[str]
+) -> None:
+    a, b = " ".join(first), " ".join(second)
+    assert differ(a, b) in (True, False)
+    assert not differ(a, a)
+
+
+@given(st.text(max_size=300), st.text(max_size=300))
+def test_any_text_at_all(first: str, second: str) -> None:
+    assert differ(first, second) in (True, False)
+    assert len(word_sequence(first)) <= MAX_TOKENS
