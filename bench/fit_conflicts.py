@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from services.knowledge import contradictions as conflicts  # noqa: E402
-from services.knowledge.cues import idf_weights  # noqa: E402
+from services.knowledge.conflict_scan import idf_weights  # noqa: E402
 from services.knowledge.pair_features import FEATURES, features, read_pair_text  # noqa: E402
 from services.memory import memory_from_dict  # noqa: E402
 

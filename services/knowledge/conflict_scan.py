@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -33,7 +34,6 @@ from services.knowledge.cues import (
     Cues,
     Reading,
     compare,
-    idf_weights,
 )
 from services.knowledge.pair_features import PairText, features, read_pair_text
 from services.knowledge.restatements import Vocabulary, restatement_of
@@ -148,8 +148,6 @@ def candidate_pairs(
 
 def _rare_cutoff(total: int) -> float:
     """The idf weight of a word in RARE_SHARE of `total` memories (see idf_weights)."""
-    import math
-
     count = max(1.0, RARE_SHARE * total)
     return math.log((1 + total) / (1 + count)) + 0.1
 
@@ -279,3 +277,14 @@ def queue_scan(store: MemoryStore, found: Scan) -> int:
             for (a, b), (similarity, cues) in found.pairs.items()
         ),
     )
+
+
+def idf_weights(readings: Iterable[Reading]) -> dict[str, float]:
+    """Inverse document frequency of the subject words of a project's memories."""
+    counts: dict[str, int] = {}
+    total = 0
+    for reading in readings:
+        total += 1
+        for word in reading.words:
+            counts[word] = counts.get(word, 0) + 1
+    return {word: math.log((1 + total) / (1 + count)) + 0.1 for word, count in counts.items()}

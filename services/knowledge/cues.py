@@ -56,6 +56,7 @@ from services.knowledge.cue_vocabulary import (
     environments,
 )
 from services.knowledge.evidence import evidence_of, relayed_over, relays
+from services.knowledge.reverts import Reverts, read_reverts, reverted_release
 from services.knowledge.value_moves import Move, moved_value, moves, stated
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.product_versions import product_versions
@@ -93,6 +94,7 @@ class Reading:
     said: frozenset[str] = frozenset()  # its values and subject words (`value_moves`)
     moves: tuple[Move, ...] = ()  # "from X to Y"
     environments: frozenset[str] = frozenset()  # "staging", "production" (`environments`)
+    reverts: Reverts = field(default_factory=Reverts)  # what it says was reverted
 
     def current(self, attribute: str) -> frozenset[str]:
         return frozenset(s.value for s in self.statements if s.attribute == attribute and not s.old)
@@ -316,6 +318,7 @@ def read(
         spoken_change=bool(SPOKEN_CHANGE.search(f"{title}. {content}")),
         said=stated(title, content),
         moves=moves(content),
+        reverts=read_reverts(title, content),
     )
 
 
@@ -331,6 +334,7 @@ class Cues:
     negation: bool = False
     fact: dict[str, str] | None = None  # key, scope, a, b
     moved: dict[str, str] | None = None  # about, a, b: the later note moves the value
+    reverted: dict[str, str] | None = None  # release, about: the later note reverts it
 
     def kinds(self) -> list[str]:
         kinds = []
@@ -346,12 +350,14 @@ class Cues:
             kinds.append("fact_key")
         if self.moved:
             kinds.append("moved_value")
+        if self.reverted:
+            kinds.append("reverted_release")
         return kinds
 
     def score(self) -> float:
         """How strongly the cues say the two disagree, 0..1 (0.5 and above: flagged
         without a model; 0.35–0.65 are ties a model may break)."""
-        if self.fact or self.moved:
+        if self.fact or self.moved or self.reverted:
             return 0.9 if self.fact else 0.8
         if self.subject <= 0.0:
             return 0.0
@@ -374,7 +380,7 @@ class Cues:
             data["replaces"] = self.replaces
         if self.change_wording:
             data["change_wording"] = self.change_wording
-        for name in ("fact", "moved"):
+        for name in ("fact", "moved", "reverted"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
         return data
@@ -450,8 +456,11 @@ def compare(
     if cues.replaces is None and first and later.change_wording and later.old(first):
         cues.replaces = later.id
     if cues.replaces is None and not elsewhere:
-        cues.moved = moved_value((b if later is a else a).said, later.moves)
-        cues.replaces = later.id if cues.moved else None
+        earlier = b if later is a else a
+        cues.moved = moved_value(earlier.said, later.moves)
+        if cues.moved is None:  # "0.28.1 backs out … from 0.28.0" (`reverts`)
+            cues.reverted = reverted_release(earlier.reverts, later.reverts)
+        cues.replaces = later.id if cues.moved or cues.reverted else None
     cues.negation = _negation(a, b)
     return cues
 
@@ -486,14 +495,3 @@ def holder(a: Reading, b: Reading, cues: Cues) -> str:
     if not later.spoken_change and earlier.evidence - later.evidence >= EVIDENCE_MARGIN:
         return earlier.id
     return later.id
-
-
-def idf_weights(readings: Iterable[Reading]) -> dict[str, float]:
-    """Inverse document frequency of the subject words of a project's memories."""
-    counts: dict[str, int] = {}
-    total = 0
-    for reading in readings:
-        total += 1
-        for word in reading.words:
-            counts[word] = counts.get(word, 0) + 1
-    return {word: math.log((1 + total) / (1 + count)) + 0.1 for word, count in counts.items()}

@@ -47,13 +47,14 @@ import numpy as np
 
 from services.knowledge.claim_polarity import clashing_terms, read_polarity
 from services.knowledge.conflict_records import record_of
+from services.knowledge.conflict_scan import idf_weights
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,
     is_conflict,
 )
 from services.knowledge.contradictions import SCORED_NEIGHBOURS, nearest_neighbours, reading_of
-from services.knowledge.cues import Reading, compare, idf_weights
+from services.knowledge.cues import Reading, compare
 from services.knowledge.current_truth import SOURCE as WRITTEN_WITHOUT_REVIEW
 from services.knowledge.pair_features import (
     PairText,

@@ -161,8 +161,9 @@ TOLD_TWICE = [SLEEP_PITFALL, SLEEP_LESSON, OTHER, *FILLER]
 
 
 def _judge_texts(notes: list) -> tuple:
+    from services.knowledge.conflict_scan import idf_weights
     from services.knowledge.contradictions import reading_of
-    from services.knowledge.cues import compare, idf_weights
+    from services.knowledge.cues import compare
     from services.knowledge.pair_features import features, read_pair_text
 
     readings = {m.id: reading_of(m) for m in notes}
