@@ -53,11 +53,32 @@ class FileRefMatch:
     exact: bool  # the ref names this path (else a glob or folder matches it)
 
 
+# Extensions a file keeps its identity across when it is renamed: `lib/cli/run.js` that
+# became `lib/cli/run.cjs`, `config.ts` once `config.js`, `ci.yml` now `ci.yaml`.
+_RENAMED_EXTENSIONS = (
+    frozenset({"js", "cjs", "mjs", "jsx", "ts", "cts", "mts", "tsx"}),
+    frozenset({"yml", "yaml"}),
+    frozenset({"py", "pyi"}),
+    frozenset({"htm", "html"}),
+)
+
+
+def renamed_extension(ref: str, path: str) -> bool:
+    """`ref` names `path` under an extension of the same family: the file before or
+    after a rename such as `.js` → `.cjs` (notes keep the name they were written with)."""
+    stem_ref, _, ext_ref = ref.rpartition(".")
+    stem_path, _, ext_path = path.rpartition(".")
+    if not stem_ref or stem_ref != stem_path or ext_ref == ext_path or "/" in ext_ref:
+        return False
+    return any(ext_ref in family and ext_path in family for family in _RENAMED_EXTENSIONS)
+
+
 def ref_matches(ref: str, path: str) -> bool | None:
-    """True when `ref` names `path` exactly, False when it matches by glob or as a folder
+    """True when `ref` names `path` exactly (or as it was named before a rename of its
+    extension, `renamed_extension`), False when it matches by glob or as a folder
     prefix, None when it does not match."""
     ref = ref.strip().removeprefix("./")
-    if ref == path:
+    if ref == path or renamed_extension(ref, path):
         return True
     if any(ch in ref for ch in "*?["):
         if fnmatchcase(path, ref):
