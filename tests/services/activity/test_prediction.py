@@ -362,7 +362,7 @@ def test_a_note_naming_the_file_before_its_extension_was_renamed_is_about_it(
     set's case for run.cjs missed the note about `--forbid-only` that names run.js)."""
     seed(store, "renamed", "--forbid-only defaults on in CI.", file_refs=["lib/cli/run.js"])
     seed(store, "sibling", "Watch mode restarts on save.", file_refs=["lib/cli/watch-run.js"])
-    critical, relevant, _ = tiers(PredictiveEngine(store).observe(opened("lib/cli/run.cjs")))
+    critical, _, _ = tiers(PredictiveEngine(store).observe(opened("lib/cli/run.cjs")))
     assert critical == ["renamed"]
 
 
