@@ -27,7 +27,14 @@ from dataclasses import dataclass
 from services.storage.query_terms import stem
 from services.text.words import STOPWORDS, without_fences
 
-__all__ = ["Quantity", "agreeing_versions", "quantity_clash", "read_quantities", "version_value"]
+__all__ = [
+    "Quantity",
+    "agreeing_counts",
+    "agreeing_versions",
+    "quantity_clash",
+    "read_quantities",
+    "version_value",
+]
 
 _NUMBER = r"\d+(?:\.\d+)*"
 _LOWER = r"(?P<lower>at least|min(?:imum)?|>=|≥|>|over|above|more than)"
@@ -208,6 +215,19 @@ def quantity_clash(
             continue
         return f"{sorted(shared)[0]}: {one.number} vs {other.number}"
     return None
+
+
+def agreeing_counts(first: tuple[Quantity, ...], second: tuple[Quantity, ...]) -> int:
+    """How many different values (not versions) the two notes give alike of things both
+    count: "max_connections=100 … keepalive_expiry=5.0 seconds" and "at most 100
+    connections … dropped after 5 s" agree on two."""
+    values = {
+        one.low
+        for one in first
+        for other in second
+        if not one.version and not other.version and one.counts & other.counts and one.fits(other)
+    }
+    return len(values)
 
 
 def agreeing_versions(first: tuple[Quantity, ...], second: tuple[Quantity, ...]) -> frozenset[str]:

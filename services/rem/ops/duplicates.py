@@ -62,7 +62,7 @@ from services.knowledge.pair_features import (
     read_pair_text,
     same_frame_other_subject,
 )
-from services.knowledge.quantities import quantity_clash
+from services.knowledge.quantities import agreeing_counts, quantity_clash
 from services.knowledge.restatements import (
     RESTATEMENT_THRESHOLD,
     Vocabulary,
@@ -83,6 +83,8 @@ MAX_SCORED_PAIRS = 10  # scorer-proposed pairs a project and run
 # lower duplicate probability: a restatement is usually the closest note to the one it
 # restates, and a look-alike usually has a closer twin elsewhere.
 MUTUAL_DUPLICATE_THRESHOLD = 0.85
+SAME_VALUES = 2  # counted values two notes give alike (`same_values`)
+SAME_VALUES_COSINE = 0.5
 MERGE_SIMILARITY = 0.90
 NAME_OVERLAP = 0.5
 # Numbers that state something: digits not inside a name (`UTF-8`, `v2`), with a unit,
@@ -282,12 +284,23 @@ def scored_pairs(
             min(DUPLICATE_THRESHOLD, MUTUAL_DUPLICATE_THRESHOLD) if mutual else DUPLICATE_THRESHOLD
         )
         restated = reader.restated(*key, pair)
-        claimed = likely >= bar or restated >= RESTATEMENT_THRESHOLD
+        claimed = likely >= bar or restated >= RESTATEMENT_THRESHOLD or same_values(pair, twins)
         if claimed and not is_conflict(pair, twins, restated=restated)[0]:
             surest = max(likely, restated)
             found[key] = (surest, DuplicatePair(key[0], key[1], similarity, False, scored=True))
     ranked = sorted(found.values(), key=lambda item: -item[0])
     return [pair for _, pair in ranked[:MAX_SCORED_PAIRS]]
+
+
+def same_values(pair: Mapping[str, float], twins: tuple[PairText, PairText]) -> bool:
+    """Two alike notes that give `SAME_VALUES` or more counted values alike and none
+    differently restate one fact, however other their words ("max_connections=100,
+    max_keepalive_connections=20, keepalive_expiry=5.0 seconds" / "at most 100
+    connections, 20 of them kept alive, dropped after 5 s"). Over the thirteen sets two
+    candidate pairs do so, both labelled duplicates."""
+    if pair.get("quantity_clash", 0.0) or pair.get("cosine", 0.0) < SAME_VALUES_COSINE:
+        return False
+    return agreeing_counts(twins[0].quantities, twins[1].quantities) >= SAME_VALUES
 
 
 def groups(

@@ -69,6 +69,35 @@ def test_mutual_nearest_neighbours_are_proposed_from_a_lower_probability(
     }
 
 
+def test_two_notes_giving_the_same_counted_values_are_proposed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """real-dev's pool defaults, told once as `max_connections=100` and once as "at most
+    100 connections": neither scorer claimed the pair."""
+    from services.knowledge.pair_features import read_pair_text
+
+    first = make_memory(
+        "Pool defaults: max_connections=100, max_keepalive_connections=20, keepalive_expiry="
+        "5.0 seconds. Override with limits= on the client.",
+        id="a",
+    )
+    second = make_memory(
+        "If you don't pass limits= you get at most 100 connections, 20 of them kept alive, "
+        "idle keep-alive connections dropped after 5 s.",
+        id="b",
+    )
+    twins = (read_pair_text(first), read_pair_text(second))
+    assert duplicates.same_values({"cosine": 0.7}, twins)
+    assert not duplicates.same_values({"cosine": 0.3}, twins)  # not alike enough
+    assert not duplicates.same_values({"cosine": 0.7, "quantity_clash": 1.0}, twins)
+    other = make_memory("At most 100 connections; a pool is per client.", id="c")
+    assert not duplicates.same_values({"cosine": 0.7}, (twins[0], read_pair_text(other)))
+    monkeypatch.setattr(duplicates, "RESTATEMENT_THRESHOLD", 2.0)  # the scorers: off
+    monkeypatch.setattr(duplicates, "duplicate_probability", lambda pair: 0.0)
+    vectors = {"a": np.array([1.0, 0.0]), "b": np.array([0.8, 0.6])}
+    assert [(p.a, p.b) for p in duplicates.scored_pairs([first, second], vectors)] == [("a", "b")]
+
+
 def test_a_proposed_pair_worded_oppositely_says_so() -> None:
     fails = make_memory(
         "Careful: `cmd.SetArgs(nil)` does NOT help — nil means os.Args.", id="fails"
