@@ -227,9 +227,11 @@ _KEY_VALUE = re.compile(
 )
 
 # The same in a sentence: the word after a secret's name (the last word of its phrase,
-# found from there by `_phrase_of`) and "is", "was", "are", "is set to", ":" or "=".
+# found from there by `_phrase_of`), what it is for ("the admin password for grafana",
+# "the API key of the staging bot") and "is", "was", "are", "is set to", ":" or "=".
 _PROSE_KEY_VALUE = re.compile(
     r"(?P<key>passphrase|password|passwd|pwd|pw|secret|token|credentials?|key|pat)"
+    r"(?:[ \t]{1,3}(?:for|of|on|to)(?:[ \t]{1,3}[\w.\-@/]{1,40}){1,3}?)?"
     r"(?:[ \t]{1,4}(?:is[ \t]{1,4}set[ \t]{1,4}to|is|was|are)[ \t]{1,4}|[ \t]{0,4}[:=][ \t]{0,4})"
     r"""(?P<value>"[^"\n]{6,200}"|'[^'\n]{6,200}'|`[^`\n]{6,200}`|""" + _WORD + ")",
     re.I,

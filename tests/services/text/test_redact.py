@@ -162,6 +162,16 @@ def test_keyed_values_are_redacted(text: str, kind: str) -> None:
             "the S3 bucket's with secret [redacted:secret]",
             "secret",
         ),
+        (  # what the secret is for, between its name and "is" (a walkthrough's note)
+            "the admin password for grafana is Tr0ub4dor&3xyz",
+            "the admin password for grafana is [redacted:password]",
+            "password",
+        ),
+        (
+            "the password of admin@example.com was Summer-2024!",
+            "the password of admin@example.com was [redacted:password]",
+            "password",
+        ),
         (
             "mysql -u root -pS3cretPassw0rd ledgerly",
             "mysql -u root -p[redacted:password] ledgerly",
@@ -186,6 +196,8 @@ def test_redacting_a_redacted_sentence_changes_nothing() -> None:
 # --- what is not a secret ---------------------------------------------------------------
 
 DEVELOPER_TEXT = [
+    "the password for each user is required",
+    "The token for CI is stored in the vault.",
     "Fixed in 3f786850e387550fdab836ed7e6dc881de23001b (see also 3f78685).",
     "memory ledgerly-m00042 replaced rd-m017; request id 123e4567-e89b-12d3-a456-426614174000",
     "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
