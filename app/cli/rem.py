@@ -179,6 +179,15 @@ def review(state: CliState, answers: tuple[str, ...]) -> None:
     unknown = sorted(set(given) - {f.id for f in waiting})
     if unknown:  # answered already, dismissed, or mistyped: nothing is answered
         raise UserInputError(f"no waiting finding with id {', '.join(unknown)}")
+    by_id = {f.id: f for f in waiting}
+    wrong = [  # an option the finding does not have: invalid input, nothing is answered
+        f"finding {key} has no option {value!r} (choose from: "
+        f"{', '.join(o.name for o in by_id[key].options)})"
+        for key, value in given.items()
+        if value not in {o.name for o in by_id[key].options}
+    ]
+    if wrong:
+        raise UserInputError("; ".join(wrong) + "; nothing was answered")
     pending = [f for f in waiting if not given or f.id in given]
     if not pending:
         say("nothing to review")

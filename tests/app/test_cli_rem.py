@@ -166,5 +166,6 @@ def test_review_refuses_an_answer_it_cannot_place(engram_cli: EngramCli) -> None
     malformed = engram_cli("rem", "review", "--answer", finding_id)
     assert malformed.exit_code != 0 and "--answer takes ID=OPTION" in malformed.stderr
     wrong = engram_cli("rem", "review", "--answer", f"{finding_id}=zzz")
-    assert wrong.exit_code == 1
+    assert wrong.exit_code == 2  # invalid input (the README's table), not 1 "partial"
+    assert "has no option 'zzz'" in wrong.stderr and "nothing was answered" in wrong.stderr
     assert [f["id"] for f in engram_cli.json("rem", "report")["pending"]] == [finding_id]
