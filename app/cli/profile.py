@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state, say
+from app.cli.common import (
+    CliState,
+    cli,
+    emit_json,
+    handle_errors,
+    json_option,
+    pass_state,
+    say,
+    stdin_is_terminal,
+)
 
 
 @cli.group()
@@ -62,7 +71,8 @@ def set_field(state: CliState, field: str, text: str) -> None:
 @pass_state
 @handle_errors
 def consent(state: CliState, switch: str, yes: bool) -> None:
-    """Allow (on) or revoke (off) the profile. Revoking deletes it and its vectors."""
+    """Allow (on) or revoke (off) the profile. Revoking deletes it and its vectors; it
+    asks on a terminal, and without one (a pipe, a script) it needs --yes."""
     from services.knowledge.profile import ProfileStore
 
     engram = state.engram(catch_up=False)
@@ -70,8 +80,13 @@ def consent(state: CliState, switch: str, yes: bool) -> None:
         engram.settings.set("profile.consent", True)
         say("profile consent on: the profile may be kept and put into context")
         return
-    if not yes and not click.confirm("Revoke consent and delete your profile?", default=False):
-        raise click.Abort()
+    if not yes:
+        if not stdin_is_terminal():
+            raise click.UsageError(
+                "not on a terminal, so the profile was kept: add --yes to revoke consent "
+                "and delete it without asking"
+            )
+        click.confirm("Revoke consent and delete your profile?", default=False, abort=True)
     ProfileStore(engram.service).revoke()
     engram.settings.set("profile.consent", False)
     say("profile consent off: the profile and its vectors were deleted")

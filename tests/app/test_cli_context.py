@@ -179,6 +179,19 @@ def test_profile_needs_consent(seeded: EngramCli, repo: Path, data_dir: Path) ->
     assert seeded.json("profile", "show") == {"consent": False, "fields": {}}
 
 
+def test_profile_consent_off_without_a_terminal_needs_yes(seeded: EngramCli) -> None:
+    """Like `delete` and `restore`: piped, it refuses (exit 2) and keeps the profile; it
+    had printed the question, then "Aborted!", and exited 1."""
+    seeded.ok("profile", "consent", "on")
+    seeded.ok("profile", "set", "style", "Prefers tabs over spaces.")
+    refused = seeded("profile", "consent", "off", input="y\n")
+    assert refused.exit_code == 2
+    assert "not on a terminal, so the profile was kept: add --yes" in refused.stderr
+    assert "Aborted" not in refused.output
+    kept = seeded.json("profile", "show")
+    assert kept["consent"] is True and kept["fields"]["style"] == "Prefers tabs over spaces."
+
+
 def _event(t: str, event: str, needed: list[str], **fields: str) -> dict[str, object]:
     return {"t": t, "project": "ledgerly", "event": event, "needed": needed, **fields}
 
