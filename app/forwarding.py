@@ -34,7 +34,7 @@ def run_captured(
     import click
 
     import app.cli  # noqa: F401  (registers every command on the group)
-    from app.cli.common import Terminal, cli, terminal
+    from app.cli.common import INTERRUPTED, Terminal, cli, stopped_message, terminal
 
     stdout, stderr = io.StringIO(), io.StringIO()
     streams = Terminal(
@@ -58,9 +58,9 @@ def run_captured(
         except click.ClickException as error:
             error.show(file=stderr)
             code = error.exit_code
-        except click.Abort:
-            stderr.write("Aborted!\n")
-            code = 1
+        except click.Abort as stop:  # a question stopped before a command ran
+            stderr.write(stopped_message(stop) + "\n")
+            code = INTERRUPTED
         except OSError as error:  # e.g. the client's folder is gone
             stderr.write(f"error: {error}\n")
             code = 3

@@ -15,7 +15,14 @@ import time
 
 
 def main() -> None:
-    argv = sys.argv[1:]
+    try:
+        _main(sys.argv[1:])
+    except KeyboardInterrupt:  # before the CLI's group runs (imports, a forwarded command)
+        sys.stderr.write("\ninterrupted; nothing more was changed\n")  # as app.cli.common says
+        sys.exit(130)
+
+
+def _main(argv: list[str]) -> None:
     from app.service_client import (
         data_folder,
         forward,

@@ -386,7 +386,30 @@ def handle_errors(function: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+INTERRUPTED = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
+
+
+def stopped_message(error: BaseException) -> str:
+    """The one line a command ends with when Ctrl-C interrupts it, or a question it asked
+    is answered no or left (end of input), instead of click's "Aborted!"."""
+    if isinstance(error, KeyboardInterrupt) or isinstance(error.__context__, KeyboardInterrupt):
+        return "interrupted; nothing more was changed"
+    return "stopped; nothing more was changed"
+
+
+class EngramGroup(click.Group):
+    """The root group: whichever command Ctrl-C interrupts, or a question stops, ends
+    with one line and status 130 (1 means partial, 2 invalid input)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort) as stop:
+            err(stopped_message(stop))
+            raise click.exceptions.Exit(INTERRUPTED) from None
+
+
+@click.group(cls=EngramGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False),

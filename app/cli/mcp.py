@@ -20,7 +20,15 @@ import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from app.cli.common import CliState, cli, handle_errors, pass_state
+from app.cli.common import (
+    INTERRUPTED,
+    CliState,
+    cli,
+    err,
+    handle_errors,
+    pass_state,
+    stopped_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +135,9 @@ def mcp(state: CliState) -> None:
     threading.Thread(target=warm_up, name="engram-mcp-warm-up", daemon=True).start()
     try:
         anyio.run(_serve, server, wire_in, wire_out, lambda: end("its output was closed"))
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback, the CLI's status for it
+        err(stopped_message(KeyboardInterrupt()))
+        end("it was interrupted", INTERRUPTED)
     except BaseException:  # e.g. the client closed our output: end, said on stderr
         log.exception("engram mcp stopped")
         end("it failed", 1)

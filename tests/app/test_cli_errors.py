@@ -168,3 +168,27 @@ def test_an_unexpected_error_is_reported_as_a_bug(
     assert "This is a bug in Engram; your memories are intact." in result.stderr
     assert "Traceback" not in result.stderr
     assert len(_snapshot(two_memories)) == 2
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130(
+    two_memories: EngramCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C had printed click's "Aborted!" and exited 1, the status the README keeps
+    for partial; a question answered no ended the same way."""
+    from services.memories.service import MemoryService
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MemoryService, "add", interrupted)
+    result = two_memories("add", "this is interrupted")
+    assert result.exit_code == 130
+    assert result.stderr.strip() == "interrupted; nothing more was changed"
+    assert "Aborted" not in result.output and "Traceback" not in result.output
+
+    monkeypatch.setattr("app.cli.memories.stdin_is_terminal", lambda: True)
+    declined = two_memories("delete", "keep-1", input="n\n")
+    assert declined.exit_code == 130
+    assert "stopped; nothing more was changed" in declined.stderr
+    assert "Aborted" not in declined.output
+    assert len(_snapshot(two_memories)) == 2

@@ -131,6 +131,30 @@ def test_it_ends_when_its_input_ends(data_dir: Path, project_folder: Path) -> No
             process.kill()
 
 
+def test_ctrl_c_ends_it_quietly_with_status_130(data_dir: Path, project_folder: Path) -> None:
+    """SIGINT had printed anyio's whole KeyboardInterrupt traceback and exited 1."""
+    process = subprocess.Popen(
+        MCP_COMMAND,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=project_folder,
+        env=clean_env(**server_env(data_dir), PYTHONPATH=str(ROOT)),
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        _message(process.stdin, INITIALIZE)
+        assert json.loads(process.stdout.readline())["id"] == 1
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+        assert process.returncode == 130
+        assert "Traceback" not in stderr.decode()
+        assert "interrupted; nothing more was changed" in stderr.decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 def test_a_client_that_writes_its_requests_and_ends_its_input_gets_every_answer(
     data_dir: Path, project_folder: Path
 ) -> None:
