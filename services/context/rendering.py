@@ -94,12 +94,23 @@ def derived_compressed(memory: Memory) -> str:
         return memory.compressed
     names = list(dict.fromkeys(words.code_spans(memory.content, 2, 80)))[:4]
     said = "" if names else _first_sentences(_plain(_after_title(memory)), SAID_CHARS)
-    parts = [memory.title.rstrip(".") + (f": {said}" if said else "")]
+    parts = [_title_then(memory.title, said)]
     if names:
         parts.append("names: " + ", ".join(names))
     if memory.file_refs:
         parts.append("files: " + ", ".join(memory.file_refs[:3]))
     return "; ".join(parts)
+
+
+def _title_then(title: str, said: str) -> str:
+    """The title, then what the note goes on to say: after a title that names a topic
+    ("prod log level") as `key: value`; after one that is a sentence of its own ("Prod
+    log level: WARNING.") with its own end kept, never turned into a colon."""
+    if not said:
+        return title.rstrip(".")
+    if title.rstrip().endswith((".", "!", "?", "…")):
+        return f"{title.rstrip()} {said}"
+    return f"{title}: {said}"
 
 
 def derived_index(memory: Memory) -> str:

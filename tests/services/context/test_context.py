@@ -325,3 +325,27 @@ def test_a_compressed_note_naming_no_code_keeps_what_its_title_only_names() -> N
         for level in (Level.SUMMARY, Level.COMPRESSED, Level.INDEX)
     )
     assert summary > compressed > index
+
+
+def test_a_compressed_note_keeps_the_end_of_a_title_that_is_a_sentence() -> None:
+    """ "Prod log level: WARNING. (INFO …)" had been compressed to "WARNING: (INFO …)":
+    the title's full stop turned into a colon, which changes what the note says."""
+    memory = make_memory("Prod log level: WARNING. (INFO turned out too chatty.)")
+    assert derived_compressed(memory) == "Prod log level: WARNING. (INFO turned out too chatty.)"
+    topic = make_memory("Production log level is WARNING.", title="prod log level")
+    assert derived_compressed(topic) == "prod log level: Production log level is WARNING."
+
+
+_WORD = st.text("abcdefghij", min_size=1, max_size=6)
+_SENTENCE = st.tuples(
+    st.lists(_WORD, min_size=1, max_size=4).map(" ".join), st.sampled_from(".!?")
+).map(lambda parts: parts[0].capitalize() + parts[1])
+
+
+@given(st.lists(_SENTENCE, min_size=2, max_size=3))
+def test_a_compressed_note_without_code_is_its_text_word_for_word(sentences: list[str]) -> None:
+    """Compressed, a note naming no code reads as its own words and punctuation from
+    the start (what it leaves out is at the end), whatever its sentences end with."""
+    content = " ".join(sentences)
+    compressed = derived_compressed(make_memory(content))
+    assert content.startswith(compressed.rstrip("…")), compressed
