@@ -12,7 +12,7 @@ Conventions (the bench README's, weeks start on Monday):
 | the day before yesterday / the day after tomorrow | two days before / after |
 | tomorrow | one day after |
 | N days / weeks / months / years ago; in N days / weeks / months / years | that offset |
-| last <weekday> | the most recent such day strictly before (1 to 7 days back) |
+| last <weekday> | the most recent such day strictly before, in the week before (**) |
 | next <weekday> | the first such day strictly after (1 to 7 days ahead) |
 | this <weekday> | that day of the creation date's week (Monday to Sunday) |
 | on <weekday> | the nearest such day on or before (on or after in a future sentence) (*) |
@@ -33,6 +33,10 @@ Conventions (the bench README's, weeks start on Monday):
 A vague phrase resolves to a range with granularity "vague": what it means is a guess at
 a span, not a day, and answers say so.
 
+(**) When that day is earlier in the creation date's own week ("last Tuesday" on a
+Wednesday), many mean the one of the week before: the phrase is vague, from that day of
+the week before to the most recent one (both readings).
+
 (*) "On Tuesday" has no direction of its own: a sentence with "will", "is scheduled",
 "starts"… is taken as future. The resolution is a guess and is marked `inferred`.
 
@@ -45,8 +49,9 @@ as with `relativedelta`). It differs from them elsewhere, so those rules are exp
   the Monday of the previous / next week (a range to its Sunday).
 - "last month": dateparser gives the same day a month back; here the 1st of the month.
 - "this <weekday>": dateparser gives the next such day; here the day in this week.
-- "last/next <weekday>": dateparser 1.5 agrees, but its weekday handling has changed
-  between releases and depends on `PREFER_DATES_FROM`, so the rule is written out.
+- "last/next <weekday>": dateparser 1.5 gives the most recent / next such day, but its
+  weekday handling has changed between releases and depends on `PREFER_DATES_FROM`, so
+  the rule is written out (and "last <weekday>" earlier in the same week is vague).
 - "earlier today", "later today" and the "…week/weekend/month" ranges it does not parse.
 
 If dateparser is missing or cannot parse a counted phrase, the same arithmetic is done
@@ -65,7 +70,7 @@ from datetime import date, datetime, time, timedelta
 
 from services.memory import parse_time
 
-RULES_VERSION = "2"  # raise when phrases resolve differently: stored dates are redone
+RULES_VERSION = "3"  # raise when phrases resolve differently: stored dates are redone
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {
     "a": 1,
@@ -315,7 +320,12 @@ def _resolve(match: re.Match[str], d: date, text: str) -> TimeRef | None:
         rel = match.group("rel").lower()
         target = WEEKDAYS.index(match.group("wd").lower())
         if rel == "last":
-            return day(d - timedelta(days=(d.weekday() - target) % 7 or 7))
+            latest = d - timedelta(days=(d.weekday() - target) % 7 or 7)
+            if latest < _monday(d):
+                return day(latest)  # in the week before: the one reading there is
+            # Earlier this week ("last Tuesday" on a Wednesday): many mean the Tuesday of
+            # the week before, so the phrase stands for both, as a vague range.
+            return span(latest - timedelta(days=7), latest, "vague")
         if rel == "next":
             return day(d + timedelta(days=(target - d.weekday()) % 7 or 7))
         if rel == "this":

@@ -85,7 +85,7 @@ def test_local_date_keeps_the_offset() -> None:
         ("in a week", "2026-06-16"),
         ("in 2 months", "2026-08-09"),
         ("last Tuesday", "2026-06-02"),  # today is Tuesday: a week back
-        ("last Monday", "2026-06-08"),
+        ("last Monday", "2026-06-01"),  # yesterday, or the Monday before: both (vague)
         ("last Wednesday", "2026-06-03"),
         ("next Tuesday", "2026-06-16"),
         ("next Wednesday", "2026-06-10"),
@@ -123,6 +123,8 @@ def test_every_phrase_form(phrase: str, expected: str) -> None:
         ("next month", "2026-07-31", "month"),
         ("last year", "2025-12-31", "year"),
         ("yesterday", None, "day"),
+        ("last Tuesday", None, "day"),  # today is Tuesday: only the one a week back
+        ("last Monday", "2026-06-08", "vague"),
     ],
 )
 def test_ranges_have_an_end_and_a_granularity(
@@ -137,7 +139,8 @@ def test_weekday_conventions_for_every_day_of_the_week() -> None:
     for offset in range(7):
         base = date(2026, 6, 8) + timedelta(days=offset)  # Monday .. Sunday
         for index, name in enumerate(WEEKDAYS):
-            last = one(f"last {name}", base).resolved
+            latest = one(f"last {name}", base)
+            last = latest.resolved_end or latest.resolved  # the nearer reading
             following = one(f"next {name}", base).resolved
             assert last.weekday() == index == following.weekday()
             assert 1 <= (base - last).days <= 7
@@ -344,6 +347,26 @@ def test_relative_days_match_plain_arithmetic(base: date) -> None:
     assert one("5 days ago", base).resolved == base - timedelta(days=5)
     assert one("in 3 weeks", base).resolved == base + timedelta(days=21)
     assert one("last week", base).resolved.weekday() == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(_DATES, st.sampled_from(WEEKDAYS))
+def test_last_weekday_is_vague_only_when_it_falls_in_the_same_week(
+    base: date, weekday: str
+) -> None:
+    """ "Last Tuesday" written on a Wednesday had been yesterday, not marked vague; many
+    mean the Tuesday of the week before. Earlier in the week it is both, as one vague
+    range; in the week before it is that day."""
+    ref = one(f"last {weekday.capitalize()} we moved it", base)
+    latest = base - timedelta(days=(base.weekday() - WEEKDAYS.index(weekday)) % 7 or 7)
+    monday = base - timedelta(days=base.weekday())
+    if latest >= monday:
+        assert ref.granularity == "vague"
+        assert (ref.resolved, ref.resolved_end) == (latest - timedelta(days=7), latest)
+    else:
+        assert ref.granularity == "day" and ref.resolved == latest and ref.resolved_end is None
+    assert (ref.resolved_end or ref.resolved) < base
+    assert all(d.weekday() == WEEKDAYS.index(weekday) for d in (ref.resolved, latest))
 
 
 @pytest.mark.parametrize(
