@@ -217,9 +217,12 @@ CANONICAL = {
     "auto-increment": "auto-increment integers", "epoch seconds": "unix epoch seconds",
     "epoch milliseconds": "unix epoch milliseconds",
 }  # fmt: skip
+# "Python 3.11", and with what the version is said of between: "Python floor is 3.11",
+# "Node minimum: 20", "Go version is now 1.22".
 RUNTIME = re.compile(
     r"\b(Python|Node(?:\.js)?|Go|Java|Ruby|PHP|Rust|\.NET|Deno|Bun|Kotlin|Swift|Elixir)"
-    r"\s+v?(\d+(?:\.\d+){0,2})\b"
+    r"\s+(?:(?:floor|minimum|min|version|requirement)\s*(?:is\s+(?:now\s+)?|:\s*|=\s*)?)?"
+    r"v?(\d+(?:\.\d+){0,2})\b"
 )
 TEAM = re.compile(r"\b(?:the\s+)?([a-z][\w-]*)\s+team\b", re.IGNORECASE)
 TEAM_WORDS = frozenset({"the", "a", "its", "our", "their", "that", "this", "same", "other"})
@@ -290,6 +293,24 @@ OLD_MARKERS = re.compile(
     r"(?P<arrow>(?:[^\s;:,()`]+\s)?[^\s;:,()`]+)\s*(?:->|→)\s*(?=[\w`\"'])",
     re.IGNORECASE,
 )
+# In a sentence saying what holds "now", a clause that tells of a value in the past is
+# about the old one: "runs at WARNING now, INFO was too noisy".
+NOW = re.compile(r"\bnow\b", re.IGNORECASE)
+PAST_VALUE = re.compile(r"(?:^|[,;]\s*)(?P<past>[^\s;:,()]+)\s+(?:was|were)\b", re.IGNORECASE)
+
+
+def old_spans(sentence: str) -> list[tuple[int, int]]:
+    """Where `sentence` holds old values (`OLD_MARKERS`, and `PAST_VALUE` beside "now")."""
+    spans = []
+    for match in OLD_MARKERS.finditer(sentence):
+        for name, text in match.groupdict().items():
+            if text is not None:
+                spans.append((match.start(name), match.end(name)))
+    if NOW.search(sentence):
+        spans += [m.span("past") for m in PAST_VALUE.finditer(sentence)]
+    return spans
+
+
 NEGATION = re.compile(
     r"\b(?:not|never|no longer|don't|doesn't|do not|does not|isn't|aren't|mustn't|"
     r"must not|cannot|can't|without)\b",

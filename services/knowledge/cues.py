@@ -42,7 +42,6 @@ from services.knowledge.cue_vocabulary import (
     GROUPING,
     NEGATION,
     NUMBER_WORDS,
-    OLD_MARKERS,
     PLAIN_WORD_USE,
     PLAIN_WORDS,
     RUNTIME,
@@ -54,6 +53,7 @@ from services.knowledge.cue_vocabulary import (
     TEAM_WORDS,
     WORD,
     environments,
+    old_spans,
 )
 from services.knowledge.evidence import evidence_of, relayed_over, relays
 from services.knowledge.reverts import Reverts, read_reverts, reverted_release
@@ -115,15 +115,6 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
-def _old_spans(sentence: str) -> list[tuple[int, int]]:
-    spans = []
-    for match in OLD_MARKERS.finditer(sentence):
-        for name, text in match.groupdict().items():
-            if text is not None:
-                spans.append((match.start(name), match.end(name)))
-    return spans
-
-
 def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= position < end for start, end in spans)
 
@@ -138,12 +129,16 @@ def _duration_attribute(sentence: str, title: str) -> str:
     return "duration"
 
 
-def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
+def sentence_statements(
+    sentence: str, title: str = "", carried: str | None = None
+) -> list[Statement]:
     """The attribute–value statements of one sentence; values in "from X to", "instead
     of X", "(it was X)"… are marked old. A bare old number takes the attribute of the
-    sentence's other values ("4 seconds now (it was 5)")."""
+    sentence's other values ("4 seconds now (it was 5)"), or in a clause of none the
+    version attribute `carried` from the clause before ("Python 3.12 minimum; 3.11 is
+    no longer supported")."""
     found: list[tuple[int, Statement]] = []
-    olds = _old_spans(sentence)
+    olds = old_spans(sentence)
     taken: list[tuple[int, int]] = []
 
     def add(position: int, end: int, attribute: str, value: str) -> None:
@@ -201,7 +196,9 @@ def sentence_statements(sentence: str, title: str = "") -> list[Statement]:
         if name not in TEAM_WORDS:
             add(match.start(1), match.end(), "owning team", name)
     # A bare old number ("instead of 5", "(it was 4)"): the sentence's numeric attribute
-    numeric = {s.attribute for _, s in found if _looks_numeric(s.value)}
+    numeric = {s.attribute for _, s in found if _looks_numeric(s.value)} or (
+        {carried} if carried else set()
+    )
     if len(numeric) == 1:
         (attribute,) = numeric
         unit = {s.value for _, s in found if s.attribute == attribute}
@@ -288,8 +285,11 @@ def read(
     statements: list[Statement] = []
     sentences: list[frozenset[str]] = []
     negated: list[bool] = []
+    carried: str | None = None
     for sentence in split_sentences(plain, clauses=True)[:READ_SENTENCES]:
-        found = sentence_statements(sentence[:READ_SENTENCE_CHARS], title)
+        found = sentence_statements(sentence[:READ_SENTENCE_CHARS], title, carried)
+        versions = {s.attribute for s in found if s.attribute.startswith(("runtime ", "version "))}
+        carried = versions.pop() if len(versions) == 1 else None
         statements.extend(found)
         sentences.append(frozenset(_subject_words(sentence, found)))
         negated.append(bool(NEGATION.search(sentence)))
@@ -361,7 +361,9 @@ class Cues:
             return 0.9 if self.fact else 0.8
         if self.subject <= 0.0:
             return 0.0
-        if self.replaces and self.subject >= 0.5:
+        # a project has one runtime floor, however its notes word the rest
+        runtime = any(c["attribute"].startswith("runtime ") for c in self.conflicts)
+        if self.replaces and (self.subject >= 0.5 or runtime):
             return min(1.0, 0.6 + 0.4 * self.subject)
         if self.conflicts:
             base = 0.2 + 0.7 * self.subject

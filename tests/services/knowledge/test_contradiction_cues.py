@@ -403,3 +403,33 @@ def test_a_later_note_that_only_repeats_the_earlier_agrees_with_it() -> None:
     assert is_conflict(*pair(earlier, "Production log level is WARNING."))[0]
     negated, _ = pair("The cache is enabled in production.", "The cache is not enabled.")
     assert not says_nothing_new(negated)
+
+
+def test_a_value_told_in_the_past_beside_now_is_the_old_one() -> None:
+    """A new user's "runs at WARNING now, INFO was too noisy" had read INFO as current, so
+    it never replaced "Log level in production is INFO"."""
+    later = read("b", "logging", "Production logging runs at WARNING now, INFO was too noisy.")
+    assert later.current("log level") == {"warning"} and later.old("log level") == {"info"}
+    # without "now", a value told in the past is only told
+    told = read("c", "logging", "We log at WARNING, INFO was added for the exporter.")
+    assert "info" in told.current("log level")
+
+
+def test_a_runtime_floor_replaced_in_other_words_is_a_replacement() -> None:
+    """ "Python floor is 3.11" → "We now need Python 3.12 minimum; 3.11 is no longer
+    supported" had been stored with no candidate: the floor was not read, nor 3.11 in its
+    own clause as the old floor."""
+    earlier = read("a", "floor", "Python floor is 3.11 because we use TaskGroup.")
+    assert earlier.current("runtime python") == {"3.11"}
+    later = read(
+        "b",
+        "floor",
+        "We now need Python 3.12 minimum; 3.11 is no longer supported.",
+        created_at="2026-01-02T00:00:00+00:00",
+    )
+    assert later.current("runtime python") == {"3.12"} and later.old("runtime python") == {"3.11"}
+    cues = compare(earlier, later)
+    assert cues.replaces == "b" and cues.score() >= 0.5
+    # a clause without a version attribute before it carries none
+    plain = read("c", "x", "Timeouts are 30s; 3.11 is no longer supported.")
+    assert not plain.old("runtime python")
