@@ -89,7 +89,7 @@ def import_(
 ) -> None:
     """Import an export (JSON) or JSONL: all or nothing, every problem reported."""
     from services.knowledge.supersession import apply_declared, declared_problems
-    from services.memories.transfer import read_import_file
+    from services.memories.transfer import read_import_file, without_stored_copies
     from services.text.incoming import describe, redaction_json
 
     if replace and skip_existing:
@@ -99,7 +99,15 @@ def import_(
     problems = declared_problems(engram.store, memories, str(file))
     if problems:
         raise ValidationFailed(f"{file}: nothing was imported", problems)
+    records = {m.id: m for m in memories}
+    memories, copies = without_stored_copies(
+        memories,
+        lambda m: engram.service.stored_copy(m.to_dict(), m.project),
+        engram.store.existing_ids(m.id for m in memories),
+    )
     report = engram.service.import_memories(memories, replace, skip_existing, embed=False)
+    for record_id, copy in copies.items():  # as `add` does: the copy gets the tags and files
+        engram.service.give_copy(engram.store.get(copy.id), records[record_id].to_dict(), False)
     replaced = apply_declared(engram.store, memories) if report.imported else []
     if replace and report.imported:
         # The replaced memories' old vectors (other chunks, maybe another project) are
@@ -118,6 +126,9 @@ def import_(
                 "skipped": report.skipped,
                 "queued_for_embedding": waiting,
                 "superseded": [m.id for m in replaced],
+                "already_stored": [
+                    {"id": record_id, "stored_as": copy.id} for record_id, copy in copies.items()
+                ],
                 "redacted": redaction_json(report.redacted),
             }
         )
@@ -126,7 +137,10 @@ def import_(
         f"imported {counted(report.imported, 'memory', 'memories')}"
         + (f", skipped {report.skipped} existing" if report.skipped else "")
         + (f"; {len(replaced)} older memories no longer hold (supersedes)" if replaced else "")
+        + (f"; {len(copies)} already stored, not stored again" if copies else "")
     )
+    for record_id, copy in copies.items():
+        say(f"  {record_id}: already stored as {copy.id}: {copy.title}")
 
 
 @cli.command()

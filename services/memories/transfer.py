@@ -4,7 +4,8 @@ Export: a JSON document `{"version", "project", "exported_at", "memories": [...]
 JSONL, one memory per line. Import reads either (and the benchmark corpus JSONL), reads
 and validates everything first, and is all-or-nothing: any problem (a memory over the
 incoming-text gate's size limit among them) is reported as file:line with its reason and
-nothing is stored.
+nothing is stored. A record whose text a current memory of its project already holds is
+not stored again (`without_stored_copies`, with the check `engram add` makes).
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from services.errors import Problem, UserInputError, ValidationFailed
 from services.memory import Memory, memory_from_dict, now_iso
 from services.text.incoming import IncomingText
+from services.types import Tier
 
 EXPORT_VERSION = 1
 MAX_IMPORT_BYTES = 2 * 1024**3
@@ -151,3 +154,31 @@ def read_import_file(
     except PermissionError:
         raise UserInputError(f"{path}: permission denied") from None
     return parse_import(raw, str(path), default_project, gate)
+
+
+def without_stored_copies(
+    memories: Sequence[Memory],
+    stored_copy: Callable[[Memory], Memory | None],
+    existing: set[str],
+) -> tuple[list[Memory], dict[str, Memory]]:
+    """The records to store, and (record id → that memory) those whose text a current
+    memory already holds, as `engram add` finds it (`stored_copy`: the memory service's,
+    same project, secrets redacted). A record whose own id is stored (`existing`: the
+    import's existing-id rule decides), or that is itself history (superseded,
+    archived), is kept, and so are records of one file that repeat each other (an
+    export keeps the copies `--allow-copy` made; the duplicates operation offers them).
+    A kept record naming a left-out one as what it replaces names its copy instead."""
+    kept: list[Memory] = []
+    copies: dict[str, Memory] = {}
+    for memory in memories:
+        current = memory.superseded_by is None and memory.tier is not Tier.ARCHIVED
+        copy = stored_copy(memory) if current and memory.id not in existing else None
+        if copy is not None and copy.id != memory.id:
+            copies[memory.id] = copy
+        else:
+            kept.append(memory)
+    kept = [
+        replace(m, supersedes=copies[m.supersedes].id) if m.supersedes in copies else m
+        for m in kept
+    ]
+    return kept, copies

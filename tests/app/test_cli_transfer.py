@@ -313,6 +313,7 @@ def test_import_reports_what_still_waits_for_embedding(
         "skipped": 0,
         "queued_for_embedding": 4,
         "superseded": [],
+        "already_stored": [],
         "redacted": {"count": 0, "kinds": {}},
     }
     assert engram_cli.json("stats")["waiting_for_embedding"] == 4
@@ -396,3 +397,30 @@ def test_import_applies_supersedes_and_refuses_other_projects(
     assert refused.exit_code == 2
     assert "another project" in refused.stderr
     assert engram_cli.all_ids() == before  # all or nothing
+
+
+def test_import_of_a_text_already_stored_stores_it_once(
+    tmp_path: Path, engram_cli: EngramCli
+) -> None:
+    """`engram add` says "already stored as" for a text stored before; an import had
+    stored a second copy, which then filled the context twice."""
+    text = "Money is stored as integer cents everywhere; never use floats for amounts."
+    stored = engram_cli.add(text, "-p", "shop", "-t", "convention")
+    source = write_jsonl(
+        tmp_path / "again.jsonl",
+        [
+            {"id": "imp-1", "content": text, "project": "shop", "tags": ["money"]},
+            {"id": "imp-2", "content": "Refunds go through the ledger.", "project": "shop"},
+        ],
+    )
+    result = engram_cli.json("import", source)
+    assert result["imported"] == 1
+    assert result["already_stored"] == [{"id": "imp-1", "stored_as": stored}]
+    assert engram_cli.all_ids() == {stored, "imp-2"}
+    assert "money" in engram_cli.json("show", stored)["tags"]  # what the record brought
+    again = engram_cli.ok("import", write_jsonl(tmp_path / "once.jsonl", [
+        {"id": "imp-3", "content": text, "project": "shop"}
+    ]))  # fmt: skip
+    assert "imported 0 memories; 1 already stored, not stored again" in again.stdout
+    assert f"imp-3: already stored as {stored}" in again.stdout
+    assert engram_cli.all_ids() == {stored, "imp-2"}

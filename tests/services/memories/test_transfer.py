@@ -368,3 +368,27 @@ def test_counts_must_fit_in_the_database() -> None:
     assert parse_import(jsonl(line(use_count=2**63 - 1)), "f")[0].use_count == 2**63 - 1
     found = problems_of(jsonl(line(use_count=2**63)))
     assert found == [("in.jsonl:1", found[0][1])] and "'use_count'" in found[0][1]
+
+
+def test_records_whose_text_is_stored_are_left_out_with_their_copy() -> None:
+    """An import had stored a second copy of a text `engram add` would have called
+    already stored; a record naming a left-out one as replaced names its copy."""
+    from services.memories.transfer import without_stored_copies
+
+    stored = make_memory("Money is kept in integer cents.", id="kept-1", project="shop")
+    copy = make_memory("Money is kept in integer cents.", id="imp-1", project="shop")
+    newer = make_memory("Money is kept in cents, as int64.", id="imp-2", project="shop")
+    newer.supersedes = "imp-1"
+    own = make_memory("Money is kept in integer cents.", id="kept-1", project="shop")
+    history = make_memory("Money is kept in integer cents.", id="imp-3", project="shop")
+    history.superseded_by = "imp-2"
+
+    def stored_copy(memory: Memory) -> Memory | None:
+        same = (memory.project, memory.content) == (stored.project, stored.content)
+        return stored if same else None
+
+    kept, copies = without_stored_copies([copy, newer, history], stored_copy, set())
+    assert [m.id for m in kept] == ["imp-2", "imp-3"] and copies == {"imp-1": stored}
+    assert kept[0].supersedes == "kept-1"
+    replaced, none = without_stored_copies([own], stored_copy, {"kept-1"})  # --replace decides
+    assert [m.id for m in replaced] == ["kept-1"] and none == {}
