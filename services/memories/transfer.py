@@ -74,24 +74,35 @@ def parse_import(
                 )
             if isinstance(document.get("project"), str) and default_project is None:
                 document_project = document["project"]
+            places = _located(text, lambda: _memories_starts(text), len(document["memories"]))
             records = [
-                (f"{where}:memories[{i}]", item) for i, item in enumerate(document["memories"])
+                (_place(where, place, f"memories[{i}]"), item)
+                for i, (place, item) in enumerate(zip(places, document["memories"], strict=True))
             ]
         else:
             records = [(f"{where}:1", document)]
-    elif stripped.startswith("["):
+    elif stripped.startswith("[") or (stripped.startswith("{") and _broken_document(stripped)):
         try:
-            items = json.loads(stripped)
-        except json.JSONDecodeError as error:
+            items = json.loads(text)
+        except json.JSONDecodeError as error:  # one problem, where Python's json puts it
             raise ValidationFailed(
                 f"{where} is not valid JSON; nothing was imported",
-                [Problem(f"{where}:{error.lineno}", error.msg)],
+                [Problem(f"{where}:{error.lineno}:{error.colno}", error.msg)],
             ) from None
         except (ValueError, RecursionError) as error:  # huge number, deep nesting
             raise ValidationFailed(
                 f"{where} is not valid JSON; nothing was imported", [Problem(where, str(error))]
             ) from None
-        records = [(f"{where}:[{i}]", item) for i, item in enumerate(items)]
+        if not isinstance(items, list):  # a broken document that json reads after all
+            raise ValidationFailed(
+                f"{where} is not valid JSON; nothing was imported",
+                [Problem(where, "not an export, a list of memories or JSONL")],
+            )
+        places = _located(text, lambda: _array_starts(text, _skip(text, 0)), len(items))
+        records = [
+            (_place(where, place, f"[{i}]"), item)
+            for i, (place, item) in enumerate(zip(places, items, strict=True))
+        ]
     else:
         # Lines end at \n or \r only: str.splitlines would also split at U+2028, U+0085
         # and other characters a JSON string may hold unescaped.
@@ -129,6 +140,83 @@ def parse_import(
     if not memories:
         raise UserInputError(f"{where}: no memories found")
     return memories
+
+
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _broken_document(text: str) -> bool:
+    """Whether `text` (starting with "{", not valid JSON as a whole) is one JSON document
+    with a mistake in it rather than JSONL: neither of its first two lines is JSON alone
+    (an export's first line, `{"version": 1, "memories": [`, never is)."""
+    lines = [line for line in _LINE_BREAK.split(text, 3)[:3] if line.strip()][:2]
+    return not any(_parses(line) for line in lines)
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip(text: str, index: int) -> int:
+    return _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+
+
+def _array_starts(text: str, index: int) -> list[int]:
+    """Where each element of the JSON array opening at `text[index]` starts."""
+    decoder = json.JSONDecoder()
+    starts: list[int] = []
+    index = _skip(text, index + 1)
+    while text[index] != "]":
+        starts.append(index)
+        index = _skip(text, decoder.raw_decode(text, index)[1])
+        if text[index] == ",":
+            index = _skip(text, index + 1)
+    return starts
+
+
+def _memories_starts(text: str) -> list[int]:
+    """Where each record of a valid export document's "memories" list starts (the last
+    "memories" key, as `json.loads` keeps it)."""
+    decoder = json.JSONDecoder()
+    starts: list[int] = []
+    index = _skip(text, _skip(text, 0) + 1)
+    while text[index] != "}":
+        key, index = decoder.raw_decode(text, index)
+        index = _skip(text, _skip(text, index) + 1)  # past the colon
+        if key == "memories" and text[index] == "[":
+            starts = _array_starts(text, index)
+        index = _skip(text, decoder.raw_decode(text, index)[1])
+        if text[index] == ",":
+            index = _skip(text, index + 1)
+    return starts
+
+
+def _located(text: str, find: Callable[[], list[int]], count: int) -> list[str | None]:
+    """`line:column` of each of `count` records (1-based, as Python's json says them);
+    None for all when they cannot be found."""
+    try:
+        starts = find()
+    except (ValueError, IndexError, RecursionError):
+        starts = []
+    if len(starts) != count:
+        return [None] * count
+    places: list[str | None] = []
+    line, line_start, done = 1, 0, 0
+    for start in starts:  # in order: the file is read once
+        for end in _LINE_BREAK.finditer(text, done, start):
+            line, line_start = line + 1, end.end()
+        done = start
+        places.append(f"{line}:{start - line_start + 1}")
+    return places
+
+
+def _place(where: str, line_column: str | None, index: str) -> str:
+    """`file:line:column (memories[3])`, or `file:memories[3]` when not located."""
+    return f"{where}:{line_column} ({index})" if line_column else f"{where}:{index}"
 
 
 def _is_single_document(text: str) -> bool:

@@ -54,7 +54,7 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     scalar = tmp_path / "scalar.json"
     scalar.write_text("42\n", encoding="utf-8")
     return {
-        "truncated JSON": (truncated, f"{truncated}:1: invalid JSON"),
+        "truncated JSON": (truncated, f"{truncated}:4:1: Expecting ',' delimiter"),  # one document
         "truncated array": (array, f"{array}:2:"),
         "invalid UTF-8": (latin1, f"{latin1}:2: invalid UTF-8 byte at offset"),
         "binary": (binary, "looks binary; nothing was imported"),

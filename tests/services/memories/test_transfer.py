@@ -297,12 +297,64 @@ def test_document_project_is_the_default_for_records_without_one() -> None:
     assert [m.project for m in parse_import(raw, "f.json", default_project="cli")] == ["cli", "own"]
 
 
-def test_document_problems_are_located_by_index() -> None:
+def test_document_problems_are_located_by_line_column_and_index() -> None:
     raw = json.dumps({"memories": [{"content": "a"}, {"content": ""}, {"content": 123}]}).encode()
     assert problems_of(raw, "f.json") == [
-        ("f.json:memories[1]", "'content' is missing or empty"),
-        ("f.json:memories[2]", "'content' must be a string, not int"),  # was "missing"
+        ("f.json:1:33 (memories[1])", "'content' is missing or empty"),
+        ("f.json:1:50 (memories[2])", "'content' must be a string, not int"),  # was "missing"
     ]
+    listed = b'[{"content": "a"},\n {"content": ""}]'
+    assert problems_of(listed, "f.json") == [("f.json:2:2 ([1])", "'content' is missing or empty")]
+
+
+def test_a_malformed_document_is_one_problem_where_json_puts_it() -> None:
+    """A JSON document missing a comma on line 3 had been read as JSONL: four problems,
+    one a line, none with a column."""
+    raw = b'{"version":1,"memories":[\n {"id":"x","type":"fact","content":"a"},\n'
+    raw += b' {"id":"y" "type":"fact"}\n]}\n'
+    assert problems_of(raw, "f.json") == [("f.json:3:12", "Expecting ',' delimiter")]
+    broken_first_line = jsonl('{"content": "x",', line(id="b"))  # JSONL still, line by line
+    assert [where for where, _ in problems_of(broken_first_line)] == ["in.jsonl:1"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text("abc xyz", min_size=1, max_size=8).map("n".__add__), min_size=1, max_size=6),
+    st.sampled_from([None, 1, 2, "\t"]),
+    st.data(),
+)
+def test_a_record_of_a_document_is_located_at_its_opening_brace(
+    contents: list[str], indent: int | str | None, data: st.DataObject
+) -> None:
+    """Whatever the layout, a bad record's problem names the line and column where the
+    record starts, and a document broken anywhere names json's own line and column."""
+    bad = data.draw(st.integers(0, len(contents) - 1), label="bad record")
+    records: list[dict[str, Any]] = [{"content": c} for c in contents]
+    records[bad] = {"content": 7}
+    text = json.dumps({"version": 1, "memories": records}, indent=indent)
+    ((where, _),) = problems_of(text.encode(), "f.json")
+    line_number, column = map(int, where.removeprefix("f.json:").split(" ")[0].split(":"))
+    offset = sum(len(t) + 1 for t in text.split("\n")[: line_number - 1]) + column - 1
+    assert json.JSONDecoder().raw_decode(text, offset)[0] == {"content": 7}
+    cut = data.draw(st.integers(1, len(text) - 1), label="cut at")
+    broken = text[:cut]
+    try:
+        json.loads(broken)
+    except json.JSONDecodeError as error:
+        if _first_lines_parse(broken):
+            return  # read as JSONL, line by line
+        expected = (f"f.json:{error.lineno}:{error.colno}", error.msg)
+        assert problems_of(broken.encode(), "f.json") == [expected]
+
+
+def _first_lines_parse(text: str) -> bool:
+    for piece in [p for p in text.splitlines() if p.strip()][:2]:
+        try:
+            json.loads(piece)
+        except ValueError:
+            continue
+        return True
+    return False
 
 
 def test_an_empty_project_is_no_project() -> None:
