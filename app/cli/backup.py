@@ -126,17 +126,25 @@ def _current_memories(database: Path) -> str:
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--empty",
+    is_flag=True,
+    help="Restore FILE even though it holds no memories while the database or a backup does.",
+)
 @json_option
 @pass_state
 @handle_errors
-def restore(state: CliState, file: Path, yes: bool, as_json: bool) -> None:
+def restore(state: CliState, file: Path, yes: bool, empty: bool, as_json: bool) -> None:
     """Replace the database with FILE (a backup or a salvaged database). The current
     database is backed up first. Asks on a terminal; without one it needs --yes.
-    Close the desktop app first."""
+    A FILE with no memories, while the database or a backup holds some, is refused
+    unless --empty. Close the desktop app first."""
     from services.storage.backup import backup_folder, check_engram_database, restore_backup
 
     database = _database(state)
     memories = check_engram_database(file)
+    if memories == 0 and not empty:
+        _refuse_an_empty_copy(database, file)
     if not yes:
         if not stdin_is_terminal():
             raise click.UsageError(
@@ -164,6 +172,25 @@ def restore(state: CliState, file: Path, yes: bool, as_json: bool) -> None:
     say("vectors missing for the restored memories are embedded by the next command")
 
 
+def _refuse_an_empty_copy(database: Path, file: Path) -> None:
+    """Restoring a copy with no memories over a database or beside a backup that has
+    some loses them all (a salvage that read nothing writes such a copy)."""
+    from services.storage.backup import backup_folder, fullest_recent_backup
+
+    current = _current_memories(database)
+    better = fullest_recent_backup(backup_folder(database), besides=file)
+    if not better and current in ("no database", "damaged", "0 memories"):
+        return
+    hint = f"; the backup {better.path} holds {better.memories}" if better else ""
+    held = {"damaged": "is damaged", "no database": "does not exist"}.get(
+        current, f"holds {current}"
+    )
+    raise UserInputError(
+        f"{file} holds no memories and the database {held}{hint}: nothing was restored "
+        "(add --empty to restore it all the same)"
+    )
+
+
 @cli.command()
 @click.option(
     "--output",
@@ -178,7 +205,7 @@ def restore(state: CliState, file: Path, yes: bool, as_json: bool) -> None:
 def salvage(state: CliState, output: Path | None, as_json: bool) -> None:
     """Copy every readable row of a damaged database into a new one; the damaged file is
     not changed. Then `engram restore` the new one."""
-    from services.storage.backup import backup_folder
+    from services.storage.backup import backup_folder, fullest_recent_backup
     from services.storage.salvage import salvage as salvage_rows
 
     database = _database(state)
@@ -196,6 +223,9 @@ def salvage(state: CliState, output: Path | None, as_json: bool) -> None:
         }
         for name, t in report.tables.items()
     }
+    better = fullest_recent_backup(backup_folder(database), besides=output)
+    if better is not None and (better.memories or 0) <= report.memories:
+        better = None  # the salvaged copy holds as much
     if as_json:
         emit_json(
             {
@@ -205,24 +235,35 @@ def salvage(state: CliState, output: Path | None, as_json: bool) -> None:
                 "unreadable": report.unreadable,
                 "damaged_tables": report.damaged_tables,
                 "tables": tables,
+                "fuller_backup": None
+                if better is None
+                else {"path": str(better.path), "memories": better.memories},
             }
         )
+        if not report.memories:
+            raise SystemExit(1)
         return
     whole = "every page was readable" if report.method == "vacuum" else "row by row"
     say(f"salvaged {report.memories} memories into {output} ({whole})")
     for name, counts in sorted(tables.items()):
         if any(counts.values()):
             say(f"  {name}: {_table_line(counts)}")
-    if report.unreadable or report.damaged_tables:
-        err(
-            f"{report.unreadable} rows could not be read"
-            + (
-                f"; the end of {', '.join(report.damaged_tables)} could not be read either"
-                if report.damaged_tables
-                else ""
-            )
+    lost = [f"{report.unreadable} rows could not be read"] if report.unreadable else []
+    if report.damaged_tables:
+        lost.append(f"the end of {', '.join(report.damaged_tables)} could not be read")
+    if lost:
+        err("; ".join(lost))
+    if better is not None:
+        when = better.created.strftime("%Y-%m-%d %H:%M")
+        say(
+            f"the backup of {when} holds {better.memories} memories (changes since are "
+            f"not in it): engram restore {better.path}"
         )
-    say(f"to use it: engram restore {output}")
+    if report.memories:
+        say(f"to use the salvaged copy: engram restore {output}")
+    else:
+        err("no memory could be read from the damaged database")
+        raise SystemExit(1)
 
 
 def _table_line(counts: dict[str, Any]) -> str:

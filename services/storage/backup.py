@@ -269,6 +269,19 @@ def list_backups(folder: Path, count: bool = True) -> list[BackupInfo]:
     return [info for _mtime, info in found]
 
 
+def fullest_recent_backup(folder: Path, besides: Path | None = None) -> BackupInfo | None:
+    """The newest backup in `folder` that opens and holds the most memories of the
+    readable ones (a salvaged copy or `besides` left out): what to restore when a
+    salvage got less back."""
+    readable = [
+        info
+        for info in list_backups(folder)
+        if info.memories and info.reason != "salvaged" and info.path != besides
+    ]
+    most = max((info.memories or 0 for info in readable), default=0)
+    return next((info for info in readable if info.memories == most), None)
+
+
 def newest_backup(data_dir: Path) -> Path | None:
     """The newest backup in the data folder, or None."""
     backups = list_backups(data_dir / BACKUP_FOLDER, count=False)

@@ -24,6 +24,7 @@ import peewee as pw
 from services.errors import DiskFull, StoreDamaged, StoreReadOnly, StoreUnavailable
 from services.storage.backup import (
     BACKUP_FOLDER,
+    fullest_recent_backup,
     memory_count,
     newest_backup,
     read_only_uri,
@@ -170,8 +171,14 @@ FULL_BELOW = 1 << 20  # bytes free under which a failing write is put down to a 
 def damaged_message(path: Path, what: str) -> StoreDamaged:
     """The database at `path` is damaged: say so, name salvage and the newest backup,
     and never claim the memories are intact."""
+    fullest = fullest_recent_backup(path.parent / BACKUP_FOLDER)
     newest = newest_backup(path.parent)
-    if newest is not None:
+    if fullest is not None:  # not a salvaged copy that read nothing
+        backup = (
+            f"The backup of {fullest.created:%Y-%m-%d %H:%M} holds {fullest.memories} "
+            f"memories: `engram restore {fullest.path}` puts it back."
+        )
+    elif newest is not None:
         backup = f"The newest backup is {newest}: `engram restore {newest}` puts it back."
     else:
         backup = f"There is no backup in {path.parent / BACKUP_FOLDER}."

@@ -77,10 +77,13 @@ def test_a_damaged_database_names_the_backup_and_salvage_restores(
     assert f"engram restore {backup}" in result.stderr
     assert "intact" not in result.stderr
 
-    salvaged = corpus_cli.json("salvage")
+    done = corpus_cli("salvage", "--json")
+    salvaged = json.loads(done.stdout)
     assert Path(salvaged["output"]).parent == corpus_cli.data_dir / "backups"
     assert salvaged["memories"] < 30  # two thirds of the file are gone
     assert salvaged["method"] == "rows"
+    assert salvaged["fuller_backup"] == {"path": backup, "memories": 30}
+    assert done.exit_code == (1 if salvaged["memories"] == 0 else 0)
 
     corpus_cli.json("restore", backup, "--yes")
     assert len(corpus_cli.all_ids()) == 30
@@ -127,3 +130,34 @@ def test_messages_never_call_a_damaged_store_intact() -> None:
         "the disk holding /d/export.json is full; nothing was changed",
         3,
     )
+
+
+def test_a_salvage_that_reads_nothing_says_so_and_its_copy_is_not_restored(
+    corpus_cli: EngramCli,
+) -> None:
+    """A new user's salvage of a database whose schema pages were overwritten got 0
+    memories, printed "to use it: engram restore …", and restore --yes then replaced the
+    database with the empty copy although a backup held every memory."""
+    backup = corpus_cli.json("backup")["path"]
+    database = corpus_cli.data_dir / "engram.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(database.read_bytes())
+    data[:] = data[:100] + b"\xa5" * (len(data) - 100)  # every page after the header
+    database.write_bytes(bytes(data))
+
+    result = corpus_cli("salvage")
+    assert result.exit_code == 1
+    assert "no memory could be read" in result.stderr
+    assert f"engram restore {backup}" in result.stdout and "30 memories" in result.stdout
+    assert "to use the salvaged copy" not in result.stdout
+    empty = next(p for p in (corpus_cli.data_dir / "backups").iterdir() if "salvaged" in p.name)
+
+    refused = corpus_cli("restore", empty, "--yes")
+    assert refused.exit_code == 2
+    assert "holds no memories" in refused.stderr and backup in refused.stderr
+    assert corpus_cli("list").exit_code == 3  # still the damaged one, not an empty store
+    corpus_cli.json("restore", backup, "--yes")
+    assert len(corpus_cli.all_ids()) == 30
+    assert corpus_cli("restore", empty, "--yes", "--empty").exit_code == 0
+    assert corpus_cli.all_ids() == set() or len(corpus_cli.all_ids()) == 0
