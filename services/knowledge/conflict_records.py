@@ -25,6 +25,7 @@ from services.memory import Memory, now_iso, parse_time, written_at
 from services.storage import contradictions as table
 from services.storage.findings import Finding, FindingStore, Option
 from services.storage.memories import MemoryStore
+from services.text.redact import without_placeholders
 from services.text.words import sha256_hex
 
 log = logging.getLogger(__name__)
@@ -146,8 +147,8 @@ def reading_of(memory: Memory) -> Reading:
     process judges every batch against the same project)."""
     return _reading(
         memory.id,
-        memory.title,
-        memory.content,
+        without_placeholders(memory.title),
+        without_placeholders(memory.content),
         tuple(memory.file_refs),
         memory.valid_from or memory.created_at,
     )

@@ -32,6 +32,7 @@ from services.knowledge.quantities import (
 )
 from services.memory import Memory, parse_time
 from services.text.change_wording import SPOKEN_CHANGE
+from services.text.redact import without_placeholders
 from services.text.words import STOPWORDS, UNSURE_PHRASES, code_spans, without_code, without_fences
 from services.text.words import sentences as split_sentences
 
@@ -155,15 +156,16 @@ def release(version: str) -> str:
 
 
 def read_pair_text(memory: Memory) -> PairText:
-    content = memory.content[:READ_CHARS]
-    text = f"{memory.title}. {content}"
+    title = without_placeholders(memory.title)
+    content = without_placeholders(memory.content[:READ_CHARS])
+    text = f"{title}. {content}"
     plain = " ".join(without_fences(text).split()).lower()
     names = {s.strip().lower() for s in code_spans(text, 2, 80)}
     names |= {m.group(0).lower() for m in _IDENTIFIER.finditer(without_fences(text))}
     return PairText(
         memory=memory,
         plain=plain,
-        title_words=frozenset(_content_words(memory.title.lower())),
+        title_words=frozenset(_content_words(title.lower())),
         words=frozenset(_content_words(plain)),
         frame=frozenset(_content_words(without_code(content).lower())),
         names=frozenset(names),
@@ -177,9 +179,9 @@ def read_pair_text(memory: Memory) -> PairText:
         hedge=len(HEDGE.findall(plain)),
         negations=len(NEGATION.findall(plain)),
         at=parse_time(memory.valid_from or memory.created_at).timestamp(),
-        defaults=read_defaults(memory.title, content),
-        polarity=read_polarity(memory.title, content),
-        quantities=read_quantities(memory.title, content),
+        defaults=read_defaults(title, content),
+        polarity=read_polarity(title, content),
+        quantities=read_quantities(title, content),
         environments=environments(plain),
         sequence=word_sequence(content),
     )

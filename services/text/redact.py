@@ -51,6 +51,12 @@ def placeholder(kind: str) -> str:
     return f"{PLACEHOLDER_PREFIX}{kind}]"
 
 
+def without_placeholders(text: str) -> str:
+    """`text` with its redaction placeholders blanked: they say nothing of what a note is
+    about (two notes whose secrets were redacted share `[redacted:password]`)."""
+    return _PLACEHOLDER.sub(" ", text) if PLACEHOLDER_PREFIX in text else text
+
+
 @dataclass(frozen=True)
 class Redacted:
     """The text with its secrets replaced, and how many of each kind were found."""

@@ -433,3 +433,17 @@ def test_a_runtime_floor_replaced_in_other_words_is_a_replacement() -> None:
     # a clause without a version attribute before it carries none
     plain = read("c", "x", "Timeouts are 30s; 3.11 is no longer supported.")
     assert not plain.old("runtime python")
+
+
+def test_redaction_placeholders_are_not_what_a_note_is_about() -> None:
+    """A new user's IAM key note and redis password note, sharing only their redacted
+    secrets, had been proposed as a contradiction."""
+    from services.knowledge.conflict_records import reading_of
+    from services.knowledge.pair_features import read_pair_text
+    from tests.services.builders import make_memory
+
+    iam = make_memory("Backup IAM user key id [redacted:aws-access-key], secret in 1Password.")
+    redis = make_memory("redis password: the redis password is [redacted:password]")
+    assert "redacted" not in reading_of(iam).words | reading_of(redis).words
+    assert "redacted" not in read_pair_text(iam).words | read_pair_text(redis).words
+    assert "redis" in read_pair_text(redis).words
