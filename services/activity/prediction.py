@@ -66,6 +66,9 @@ OTHER_ERROR_SHARE = 0.5  # of the error's words, what a fix about it has at leas
 ERROR_FOCUS = timedelta(minutes=5)
 QUERY_CRITICAL = 3  # a search's results that lead the block assembled for it
 BACKGROUND_POOL = 5  # with a file open, tier 3 picks from this many times more
+# A fix quoting the error just seen comes before the notes about the file it is in
+# (one pointing at the file and naming what it defines scores a little over 1.0).
+LATEST_ERROR = 1.2
 CARRY_OVER = 0.7  # weight of the branch context once the user has moved on to files
 
 
@@ -392,8 +395,9 @@ class PredictiveEngine:
     def _error(
         self, scores: _Scores, project: str | None, at: datetime, line: str, weight: float
     ) -> None:
+        quoted = LATEST_ERROR if weight >= 1.0 else weight
         for memory_id in self.sources.quoting(line, project, at, ERROR_TYPES):
-            scores.add(memory_id, 1.0 * weight, f"error: {line[:80]}", critical=True)
+            scores.add(memory_id, quoted, f"error: {line[:80]}", critical=True)
         for memory_id, _ in self.sources.similar_text(
             line, project, at, (T.FIX, T.PITFALL, T.LESSON), 6
         ):

@@ -93,13 +93,26 @@ def derived_compressed(memory: Memory) -> str:
     if memory.compressed:
         return memory.compressed
     names = list(dict.fromkeys(words.code_spans(memory.content, 2, 80)))[:4]
-    said = "" if names else _first_sentences(_plain(_after_title(memory)), SAID_CHARS)
-    parts = [_title_then(memory.title, said)]
+    if not names and _clipped_start(memory):  # the title is the note's start, cut short
+        parts = [_first_sentences(_plain(memory.content), len(memory.title) + SAID_CHARS)]
+    else:
+        said = "" if names else _first_sentences(_plain(_after_title(memory)), SAID_CHARS)
+        parts = [_title_then(memory.title, said)]
     if names:
         parts.append("names: " + ", ".join(names))
     if memory.file_refs:
         parts.append("files: " + ", ".join(memory.file_refs[:3]))
     return "; ".join(parts)
+
+
+def _clipped_start(memory: Memory) -> bool:
+    """The title is the start of the content cut with "…" (a title made from a long
+    first sentence): shown before that sentence it would say it twice."""
+    title = memory.title.rstrip()
+    start = " ".join(title.removesuffix("…").split())
+    return (
+        title.endswith("…") and bool(start) and " ".join(memory.content.split()).startswith(start)
+    )
 
 
 def _title_then(title: str, said: str) -> str:

@@ -116,6 +116,26 @@ def test_a_fix_quoting_the_head_of_an_error_line_is_critical_for_the_whole_line(
     assert critical == ["fix"]  # a head shorter than QUOTED_HEAD_CHARS is not a quote
 
 
+def test_a_fix_quoting_the_error_just_seen_comes_before_the_notes_about_the_file(
+    store: MemoryStore,
+) -> None:
+    """A new user's `context --file tasks.py --error -`: three pitfalls pointing at the
+    file and naming what it defines came before the fix quoting the pasted error."""
+    code = "def refund_task(invoice):\n    pass\n"
+    symbols = parse_source("src/ledger/tasks.py", code)
+    seed(store, "pitfall", "`refund_task` must be idempotent.", file_refs=["src/ledger/tasks.py"])
+    line = "kombu.exceptions.OperationalError: [Errno 111] Connection refused"
+    seed(store, "fix", f"When celery says '{line}', start the broker.", type="fix")
+    engine = PredictiveEngine(store)
+    engine.observe(
+        Signal(SignalKind.FILE_OPENED, T0, "ledgerly", "src/ledger/tasks.py", symbols=symbols)
+    )
+    critical, _, _ = tiers(
+        engine.observe(Signal(SignalKind.ERROR_SEEN, T0, "ledgerly", error=line))
+    )
+    assert critical[:2] == ["fix", "pitfall"]
+
+
 def test_error_predicts_fixes_that_quote_the_key_line(store: MemoryStore) -> None:
     line = "KeyError: 'currency'"
     seed(store, "fix", f"`{line}` comes from legacy invoices; default to EUR.", type="fix")

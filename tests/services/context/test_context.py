@@ -336,6 +336,19 @@ def test_a_compressed_note_keeps_the_end_of_a_title_that_is_a_sentence() -> None
     assert derived_compressed(topic) == "prod log level: Production log level is WARNING."
 
 
+def test_a_title_cut_from_a_long_first_sentence_is_not_said_twice() -> None:
+    """A long fix's title is its first sentence cut with "…"; compressed, it was shown
+    twice, both cut before the remedy ("…the broker… When celery says …the broker…")."""
+    content = (
+        "When celery says 'kombu.exceptions.OperationalError: [Errno 111] Connection "
+        "refused', the broker isn't running; start it with docker compose up rabbitmq."
+    )
+    memory = make_memory(content, title=content[:90].rsplit(" ", 1)[0] + "…")
+    shown = derived_compressed(memory)
+    assert shown.count("When celery says") == 1
+    assert "start it with docker compose up rabbitmq" in shown
+
+
 _WORD = st.text("abcdefghij", min_size=1, max_size=6)
 _SENTENCE = st.tuples(
     st.lists(_WORD, min_size=1, max_size=4).map(" ".join), st.sampled_from(".!?")
