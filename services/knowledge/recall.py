@@ -178,6 +178,15 @@ def _day_text(day: date) -> str:
     return f"{day.isoformat()} ({day.strftime('%A')})"
 
 
+def _recorded_when(kind: str, ref: TimeRef, as_of: date) -> str:
+    """ "on 2026-10-23", or for a question asking how long ago "40 days ago, on …"."""
+    said = _answer_text(kind, ref, as_of)
+    if kind == "how_long" and ":" in said:
+        ago, when = said.split(":", 1)
+        return f"{ago}, on{when}"
+    return f"on {said}"
+
+
 def _answer_text(kind: str, ref: TimeRef, as_of: date) -> str:
     when = _day_text(ref.resolved) if ref.granularity == "day" else describe(ref)
     if ref.granularity == "week":
@@ -346,8 +355,8 @@ def _without_dates(
         question,
         True,
         kind,
-        f"no date is written in the memories; the closest one was recorded on "
-        f"{_answer_text(kind, ref, as_of)}",
+        f"no date is written in the memories; the closest one was recorded "
+        f"{_recorded_when(kind, ref, as_of)}",
         recorded_on=day.isoformat(),
         confidence=0.25,
         reasoning=[

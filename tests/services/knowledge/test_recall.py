@@ -109,3 +109,13 @@ def test_a_dated_note_about_the_event_answers_though_another_names_it_better() -
     answer = recall("When was esbuild pinned to 0.24.0?", search, load, AS_OF)
     assert answer.date == "2024-12-20"
     assert answer.sources == ["reverted"]
+
+
+def test_the_date_a_memory_was_recorded_reads_as_a_sentence() -> None:
+    """It had said "the closest one was recorded on 40 days ago: 2026-09-21"."""
+    memory = make_memory("We chose FastAPI over Flask.", created_at="2026-09-21T10:00:00+00:00")
+    search, load = setup(memory)
+    how_long = recall("How long ago did we choose FastAPI?", search, load, AS_OF, None)
+    assert "recorded 40 days ago, on 2026-09-21" in how_long.answer
+    when = recall("When did we choose FastAPI?", search, load, AS_OF, None)
+    assert "recorded on 2026-09-21" in when.answer and "on on" not in when.answer
