@@ -60,6 +60,22 @@ def replaced_by(
     return _through_confirmed(store, found)
 
 
+def _through_open(found: dict[str, str]) -> dict[str, str]:
+    """`found` (from `replaced_by`) with each holder followed through the open proposals
+    that replace it in turn, as search ranks them: 5 s → 30 s and 30 s → 45 s, both
+    open, make the 5 s note outdated by the 45 s one (a new user's import had left the
+    30 s note first and unmarked). The context follows chains of its own
+    (`current_truth.current_holders`, which may stop before a member)."""
+    ends: dict[str, str] = {}
+    for loser, holder in found.items():
+        seen = {loser, holder}
+        while found.get(holder) is not None and found[holder] not in seen:
+            holder = found[holder]
+            seen.add(holder)
+        ends[loser] = holder
+    return ends
+
+
 def _through_confirmed(store: MemoryStore, found: dict[str, str]) -> dict[str, str]:
     """`found` with each holder followed through the replacements the user confirmed to
     the memory that holds now: an open proposal says 1.82 is replaced by 1.83, and the
@@ -179,7 +195,7 @@ def current_first(
             for r in results
         ]
         response = replace(response, results=results)
-    outdated = replaced_by(store, asked, records=records)
+    outdated = _through_open(replaced_by(store, asked, records=records))
     if not outdated:
         return response
     guessed = _guessed_replacements(records, outdated)

@@ -405,6 +405,23 @@ def test_a_replacement_confirmed_later_is_followed_to_what_holds_now(engram: Eng
     assert {r.memory.id: r.replaces for r in response.results}[newest.id] == (old.id,)
 
 
+def test_a_chain_of_open_replacements_ranks_the_newest_first(engram: Engram) -> None:
+    """3.8 → 3.9 and 3.9 → 3.10, both open: the 3.9 note, placed above the 3.8 note as
+    its replacement, had never met its own replacement (a new user's import left the
+    30 s timeout first and unmarked while a 45 s note replaced it)."""
+    engram.indexer.on_indexed = None
+    old = engram.service.add(FLOOR_OLD)
+    middle = engram.service.add(FLOOR_NEW)
+    newest = engram.service.add(FLOOR_NEWER)
+    _open_replacement(engram, old, middle)
+    _open_replacement(engram, middle, newest)
+    response = engram.service.search("python floor", MemoryFilter(project="httpx"))
+    ranked = [r.memory.id for r in response.results]
+    assert ranked[0] == newest.id
+    outdated = {r.memory.id: r.outdated_by for r in response.results}
+    assert outdated[old.id] == newest.id and outdated[middle.id] == newest.id
+
+
 def test_a_replacement_the_filter_excludes_is_not_brought_into_the_results(
     engram: Engram,
 ) -> None:
