@@ -76,6 +76,15 @@ def embedder_config(settings: Settings) -> dict[str, str]:
     return {key: settings.get_str(key) for key in EMBEDDER_KEYS}
 
 
+def missing_model_file(config: dict[str, str]) -> Path | None:
+    """The GGUF file the embedder settings name when it is not there (nothing can be
+    embedded with it), else None."""
+    if config.get("embedder.provider", "onnx") != "gguf":
+        return None
+    path = Path(config.get("embedder.gguf_path", "")).expanduser()
+    return None if path.is_file() else path
+
+
 def build_embedder(config: dict[str, str]) -> Embedder:
     provider = config.get("embedder.provider", "onnx")
     if provider == "gguf":

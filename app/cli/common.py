@@ -140,11 +140,20 @@ class CliState:
     def embed_waiting(self) -> None:
         """Embed waiting records: a few inline, many in a background process."""
         from app.background import INLINE_LIMIT, embedding_lock, spawn_background_embedder
+        from app.composition import missing_model_file
 
         engram = self.engram()
         waiting = engram.store.pending_vector_count(engram.embedder.model_id)
         change = engram.model_change()
         if change is not None:
+            missing = missing_model_file(json.loads(engram.target_config))
+            if missing is not None:
+                err(
+                    f"embedder.gguf_path {missing} is not a file: nothing is re-embedded and "
+                    f"searches use {engram.embedder.model_id} (set an existing GGUF file, or "
+                    "`engram config reset embedder.provider`)"
+                )
+                return
             if spawn_background_embedder(self.data_dir) and not os.environ.get("ENGRAM_BACKGROUND"):
                 err(
                     f"re-embedding {change.remaining()} memories with "

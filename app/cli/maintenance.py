@@ -94,7 +94,8 @@ def stats(state: CliState, as_json: bool) -> None:
         return
     out = console()
     out.print(
-        f"[bold]{data['memories']}[/bold] memories in {shown(str(data['data_dir']))} "
+        f"[bold]{data['memories']}[/bold] memor{'y' if data['memories'] == 1 else 'ies'} in "
+        f"{shown(str(data['data_dir']))} "
         f"({data['waiting_for_embedding']} waiting for embedding)"
     )
     for key in ("by_project", "by_type", "by_tier"):
@@ -201,6 +202,12 @@ def config_set(state: CliState, key: str, value: str, as_json: bool) -> None:
         from app.settings import setting
 
         err(f"note: {setting(key).env_var} is set and overrides this value")
+    if key.startswith("embedder."):
+        from app.composition import embedder_config, missing_model_file
+
+        missing = missing_model_file(embedder_config(settings))
+        if missing is not None:
+            err(f"note: {missing} is not a file; until it is, searches keep the current model")
     if as_json:
         emit_json({"key": key, "value": stored})
     else:

@@ -226,3 +226,19 @@ def test_one_long_memory_embedded_in_the_background_is_named_in_the_singular(
         while _engram_processes(data) and time.monotonic() < deadline:
             time.sleep(0.2)
     assert _engram_processes(data) == []
+
+
+def test_a_gguf_embedder_file_that_is_not_there_is_said_and_nothing_waits_on_it(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A new user's missing GGUF path was accepted, and every command then claimed to be
+    re-embedding in the background, which never finished."""
+    run_engram(data_dir, "add", "We pin httpx below 0.28.")
+    missing = tmp_path / "nowhere" / "model.gguf"
+    run_engram(data_dir, "config", "set", "embedder.provider", "gguf")
+    said = run_engram(data_dir, "config", "set", "embedder.gguf_path", missing)
+    assert said.returncode == 0 and f"{missing} is not a file" in said.stderr
+    found = run_engram(data_dir, "search", "httpx")
+    assert f"embedder.gguf_path {missing} is not a file" in found.stderr
+    assert "in the background" not in found.stderr and "We pin httpx" in found.stdout
+    assert "1 memory in" in run_engram(data_dir, "stats").stdout
