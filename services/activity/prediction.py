@@ -401,7 +401,9 @@ class PredictiveEngine:
         for memory_id, _ in self.sources.similar_text(
             line, project, at, (T.FIX, T.PITFALL, T.LESSON), 6
         ):
-            scores.add(memory_id, 0.6 * weight, f"similar error: {line[:80]}")
+            # a look-alike of the error (another extra's ImportError) stays below the file's
+            # notes, however fresh the error
+            scores.add(memory_id, 0.6 * min(weight, CARRY_OVER), f"similar error: {line[:80]}")
 
     def _learned(self, scores: _Scores, keys: list[str]) -> None:
         for memory_id, weight in self.sources.affinities(keys).items():
