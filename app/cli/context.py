@@ -83,6 +83,8 @@ def context(
             branch = branch_of(located.root)
         if branch:
             engine.observe(Signal(SignalKind.BRANCH_CHECKOUT, now, name, branch=branch))
+        if error_text:
+            engine.observe(Signal(SignalKind.ERROR_SEEN, now, name, error=error_text))
         if file_:
             path = Path(file_)
             if not path.is_file():
@@ -92,8 +94,6 @@ def context(
             engine.observe(
                 file_signal(SignalKind.FILE_OPENED, path, secret_patterns(engram), name, now)
             )
-        if error_text:  # last: the error in the file is what the user is on now
-            engine.observe(Signal(SignalKind.ERROR_SEEN, now, name, error=error_text))
     elif not restore_state(engram, engine, project):
         located = locate(Path.cwd(), project)
         name = located.project

@@ -234,10 +234,12 @@ class PredictiveEngine:
             keys.append(branch_key(state.branch))
             on_branch_now = signal is not None and signal.kind is SignalKind.BRANCH_CHECKOUT
             self._branch(scores, project, at, state.branch, 1.0 if on_branch_now else CARRY_OVER)
+        in_focus = set(state.errors_within(at, ERROR_FOCUS))
         for number, line in enumerate(state.errors_within(at)):
             keys.append(error_key(line))
             latest = number == 0 and signal is not None and signal.kind is SignalKind.ERROR_SEEN
-            self._error(scores, project, at, line, 1.0 if latest else CARRY_OVER)
+            weight = 1.0 if latest else CARRY_OVER
+            self._error(scores, project, at, line, weight, line in in_focus)
         if signal is not None and signal.key not in keys:
             keys.insert(0, signal.key)
         self._learned(scores, keys)
@@ -393,17 +395,24 @@ class PredictiveEngine:
                 scores.add(memory_id, 0.4 * weight, f"branch words: {words}")
 
     def _error(
-        self, scores: _Scores, project: str | None, at: datetime, line: str, weight: float
+        self,
+        scores: _Scores,
+        project: str | None,
+        at: datetime,
+        line: str,
+        weight: float,
+        in_focus: bool = False,
     ) -> None:
-        quoted = LATEST_ERROR if weight >= 1.0 else weight
+        """Fixes quoting `line`, first in tier 1 while it is in focus (seen minutes ago,
+        with a file opened since or not: what the user is on), and fixes of similar
+        errors, weighed by `weight`."""
+        quoted = LATEST_ERROR if in_focus else weight
         for memory_id in self.sources.quoting(line, project, at, ERROR_TYPES):
             scores.add(memory_id, quoted, f"error: {line[:80]}", critical=True)
         for memory_id, _ in self.sources.similar_text(
             line, project, at, (T.FIX, T.PITFALL, T.LESSON), 6
         ):
-            # a look-alike of the error (another extra's ImportError) stays below the file's
-            # notes, however fresh the error
-            scores.add(memory_id, 0.6 * min(weight, CARRY_OVER), f"similar error: {line[:80]}")
+            scores.add(memory_id, 0.6 * weight, f"similar error: {line[:80]}")
 
     def _learned(self, scores: _Scores, keys: list[str]) -> None:
         for memory_id, weight in self.sources.affinities(keys).items():
