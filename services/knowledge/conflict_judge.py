@@ -141,6 +141,7 @@ class Judge:
         reading_a, reading_b = readings if readings[0].id == a.id else readings[::-1]
         cues = compare(reading_a, reading_b, weights, facts)
         cue_score = cues.score()
+        scorer_flag: float | None = None  # the scorer's probability, where it flags too
         if similarity is not None:
             text_a, text_b = texts or (read_pair_text(a), read_pair_text(b))
             if text_a.memory.id != a.id:
@@ -153,6 +154,7 @@ class Judge:
                 # A supersession is the later note replacing the earlier: it holds.
                 held = b.id if kind == "supersedes" else holder(reading_a, reading_b, cues)
                 return Verdict(a.id, b.id, kind, held, scored, cue_score, cues, None, scored)
+            scorer_flag = scored if flagged else None
         answer: dict[str, Any] | None = None
         if self.llm is not None and abs(cue_score - FLAG_AT) < LLM_WEIGHT:
             answer = self._ask(a, b)
@@ -170,6 +172,10 @@ class Judge:
         score = cue_score + LLM_WEIGHT * vote
         if score < FLAG_AT:
             return Verdict(a.id, b.id, "compatible", None, score, cue_score, cues, answer)
+        # Where the scorer flags the pair too, the surer of the two is recorded: a rule's
+        # fixed score (a revert's 0.8) must not make a looser look-alike, flagged at 0.94
+        # against the same note, read as its surer replacement.
+        score = max(score, scorer_flag or 0.0)
         if cues.replaces or (cues.conflicts and reading_b.change_wording and held == b.id):
             kind = "supersedes"
         elif upgraded(cues):  # the later note names a newer version: it holds

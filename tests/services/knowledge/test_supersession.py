@@ -413,13 +413,26 @@ def test_a_chain_of_open_replacements_ranks_the_newest_first(engram: Engram) -> 
     old = engram.service.add(FLOOR_OLD)
     middle = engram.service.add(FLOOR_NEW)
     newest = engram.service.add(FLOOR_NEWER)
-    _open_replacement(engram, old, middle)
-    _open_replacement(engram, middle, newest)
+    read = {"score": 0.99, "cues": {"kinds": ["different_value"]}}
+    with engram.store.writing():
+        for earlier, later in ((old, middle), (middle, newest)):
+            table.record_flag(
+                engram.store, earlier.id, later.id, "supersedes", later.id, "t", json.dumps(read)
+            )
     response = engram.service.search("python floor", MemoryFilter(project="httpx"))
     ranked = [r.memory.id for r in response.results]
     assert ranked[0] == newest.id
     outdated = {r.memory.id: r.outdated_by for r in response.results}
     assert outdated[old.id] == newest.id and outdated[middle.id] == newest.id
+
+
+def test_a_chain_is_followed_only_through_steps_the_cues_read() -> None:
+    from services.knowledge.supersession import _through_open
+
+    found = {"a": "b", "b": "c"}
+    assert _through_open(found, {("b", "c")}) == {"a": "c", "b": "c"}
+    assert _through_open(found, set()) == found  # a scorer's guess is not followed
+    assert _through_open({"a": "b", "b": "a"}, {("a", "b"), ("b", "a")}) == {"a": "b", "b": "a"}
 
 
 def test_a_replacement_the_filter_excludes_is_not_brought_into_the_results(
