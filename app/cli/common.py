@@ -396,13 +396,14 @@ def handle_errors(function: F) -> F:
 
 
 INTERRUPTED = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
+INTERRUPTED_LINE = "interrupted; nothing more was changed"
 
 
 def stopped_message(error: BaseException) -> str:
     """The one line a command ends with when Ctrl-C interrupts it, or a question it asked
     is answered no or left (end of input), instead of click's "Aborted!"."""
     if isinstance(error, KeyboardInterrupt) or isinstance(error.__context__, KeyboardInterrupt):
-        return "interrupted; nothing more was changed"
+        return INTERRUPTED_LINE
     return "stopped; nothing more was changed"
 
 

@@ -22,12 +22,12 @@ from typing import Any, BinaryIO
 
 from app.cli.common import (
     INTERRUPTED,
+    INTERRUPTED_LINE,
     CliState,
     cli,
     err,
     handle_errors,
     pass_state,
-    stopped_message,
 )
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ def mcp(state: CliState) -> None:
     try:
         anyio.run(_serve, server, wire_in, wire_out, lambda: end("its output was closed"))
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback, the CLI's status for it
-        err(stopped_message(KeyboardInterrupt()))
+        err(INTERRUPTED_LINE)
         end("it was interrupted", INTERRUPTED)
     except BaseException:  # e.g. the client closed our output: end, said on stderr
         log.exception("engram mcp stopped")

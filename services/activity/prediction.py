@@ -234,18 +234,17 @@ class PredictiveEngine:
             keys.append(branch_key(state.branch))
             on_branch_now = signal is not None and signal.kind is SignalKind.BRANCH_CHECKOUT
             self._branch(scores, project, at, state.branch, 1.0 if on_branch_now else CARRY_OVER)
-        in_focus = set(state.errors_within(at, ERROR_FOCUS))
+        focused = state.errors_within(at, ERROR_FOCUS)
         for number, line in enumerate(state.errors_within(at)):
             keys.append(error_key(line))
             latest = number == 0 and signal is not None and signal.kind is SignalKind.ERROR_SEEN
             weight = 1.0 if latest else CARRY_OVER
-            self._error(scores, project, at, line, weight, line in in_focus)
+            self._error(scores, project, at, line, weight, line in focused)
         if signal is not None and signal.key not in keys:
             keys.insert(0, signal.key)
         self._learned(scores, keys)
 
         memories = self.sources.load(list(scores.scores), project, at)
-        focused = state.errors_within(at, ERROR_FOCUS)
         if focused:
             self._focus_on_errors(scores, memories, focused)
         ranked = sorted(

@@ -180,11 +180,19 @@ def _day_text(day: date) -> str:
 
 def _recorded_when(kind: str, ref: TimeRef, as_of: date) -> str:
     """ "on 2026-10-23", or for a question asking how long ago "40 days ago, on …"."""
-    said = _answer_text(kind, ref, as_of)
-    if kind == "how_long" and ":" in said:
-        ago, when = said.split(":", 1)
-        return f"{ago}, on{when}"
-    return f"on {said}"
+    if kind == "how_long":
+        return f"{_how_long(as_of, ref.resolved)}, on {_day_text(ref.resolved)}"
+    return f"on {_answer_text(kind, ref, as_of)}"
+
+
+def _how_long(as_of: date, day: date) -> str:
+    """ "40 days ago", "in 3 days", "today"."""
+    days = (as_of - day).days
+    if days > 0:
+        return f"{days} day{'s' if days != 1 else ''} ago"
+    if days < 0:
+        return f"in {-days} day{'s' if days != -1 else ''}"
+    return "today"
 
 
 def _answer_text(kind: str, ref: TimeRef, as_of: date) -> str:
@@ -198,12 +206,7 @@ def _answer_text(kind: str, ref: TimeRef, as_of: date) -> str:
     elif ref.granularity == "vague":
         when = f"some time {describe(ref)} (a vague “{ref.phrase}”)"
     if kind == "how_long":
-        days = (as_of - ref.resolved).days
-        if days > 0:
-            return f"{days} day{'s' if days != 1 else ''} ago: {when}"
-        if days < 0:
-            return f"in {-days} day{'s' if days != -1 else ''}: {when}"
-        return f"today: {when}"
+        return f"{_how_long(as_of, ref.resolved)}: {when}"
     if kind == "weekday" and ref.granularity == "day":
         return f"{ref.resolved.strftime('%A')}, {ref.resolved.isoformat()}"
     return when

@@ -142,20 +142,12 @@ def parse_import(
     return memories
 
 
-def _parses(line: str) -> bool:
-    try:
-        json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
 def _broken_document(text: str) -> bool:
     """Whether `text` (starting with "{", not valid JSON as a whole) is one JSON document
     with a mistake in it rather than JSONL: neither of its first two lines is JSON alone
     (an export's first line, `{"version": 1, "memories": [`, never is)."""
     lines = [line for line in _LINE_BREAK.split(text, 3)[:3] if line.strip()][:2]
-    return not any(_parses(line) for line in lines)
+    return not any(_is_single_document(line) for line in lines)
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")

@@ -172,7 +172,7 @@ def damaged_message(path: Path, what: str) -> StoreDamaged:
     """The database at `path` is damaged: say so, name salvage and the newest backup,
     and never claim the memories are intact."""
     fullest = fullest_recent_backup(path.parent / BACKUP_FOLDER)
-    newest = newest_backup(path.parent)
+    newest = None if fullest is not None else newest_backup(path.parent)
     if fullest is not None:  # not a salvaged copy that read nothing
         backup = (
             f"The backup of {fullest.created:%Y-%m-%d %H:%M} holds {fullest.memories} "
