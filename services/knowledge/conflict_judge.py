@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from services.knowledge.conflict_records import (
@@ -25,12 +25,8 @@ from services.knowledge.conflict_records import (
 )
 from services.knowledge.conflict_scan import Scan, _text, similarity_of
 from services.knowledge.conflict_scorer import is_conflict, kind_of
-from services.knowledge.cues import (
-    Cues,
-    Reading,
-    compare,
-    holder,
-)
+from services.knowledge.cues import Cues, Reading, compare
+from services.knowledge.holders import holder
 from services.knowledge.pair_features import PairText, features, read_pair_text
 from services.llm.base import LLM, LLMCancelled, LLMTimeout, LLMUnavailable, TimeBudget, ask_json
 from services.memory import Memory, now_iso
@@ -136,10 +132,11 @@ class Judge:
         similarity: float | None = None,
         texts: tuple[PairText, PairText] | None = None,
         restated: Callable[[Memory, Memory, dict[str, float]], float | None] | None = None,
+        floor_steps: Collection[tuple[str, str]] | None = None,
     ) -> Verdict:
         a, b = ordered(a, b)
         reading_a, reading_b = readings if readings[0].id == a.id else readings[::-1]
-        cues = compare(reading_a, reading_b, weights, facts)
+        cues = compare(reading_a, reading_b, weights, facts, floor_steps)
         cue_score = cues.score()
         scorer_flag: float | None = None  # the scorer's probability, where it flags too
         if similarity is not None:
@@ -247,6 +244,7 @@ def judge_pending(
                 similarity_of(found, a.id, b.id) if _scorer_may_flag(found, a.id, b.id) else None,
                 texts,
                 found.restated,
+                found.floor_steps,
             )
             if leave_for_model and _model_could_tip(verdict):
                 continue

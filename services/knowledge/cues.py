@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from services.knowledge.cue_vocabulary import (
@@ -55,8 +55,9 @@ from services.knowledge.cue_vocabulary import (
     environments,
     old_spans,
 )
-from services.knowledge.evidence import evidence_of, relayed_over, relays
+from services.knowledge.evidence import evidence_of, relays
 from services.knowledge.reverts import Reverts, read_reverts, reverted_release
+from services.knowledge.runtime_floors import Floors, floor_step, stated_floors
 from services.knowledge.value_moves import Move, moved_value, moves, stated
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.product_versions import product_versions
@@ -95,6 +96,7 @@ class Reading:
     moves: tuple[Move, ...] = ()  # "from X to Y"
     environments: frozenset[str] = frozenset()  # "staging", "production" (`environments`)
     reverts: Reverts = field(default_factory=Reverts)  # what it says was reverted
+    floors: Floors = frozenset()  # the runtime floors it states (`runtime_floors`)
 
     def current(self, attribute: str) -> frozenset[str]:
         return frozenset(s.value for s in self.statements if s.attribute == attribute and not s.old)
@@ -319,6 +321,7 @@ def read(
         said=stated(title, content),
         moves=moves(content),
         reverts=read_reverts(title, content),
+        floors=stated_floors(title, content),
     )
 
 
@@ -335,6 +338,7 @@ class Cues:
     fact: dict[str, str] | None = None  # key, scope, a, b
     moved: dict[str, str] | None = None  # about, a, b: the later note moves the value
     reverted: dict[str, str] | None = None  # release, about: the later note reverts it
+    floor: dict[str, str] | None = None  # runtime, a, b: the later states the next floor
 
     def kinds(self) -> list[str]:
         kinds = []
@@ -352,12 +356,14 @@ class Cues:
             kinds.append("moved_value")
         if self.reverted:
             kinds.append("reverted_release")
+        if self.floor:
+            kinds.append("runtime_floor")
         return kinds
 
     def score(self) -> float:
         """How strongly the cues say the two disagree, 0..1 (0.5 and above: flagged
         without a model; 0.35–0.65 are ties a model may break)."""
-        if self.fact or self.moved or self.reverted:
+        if self.fact or self.moved or self.reverted or self.floor:
             return 0.9 if self.fact else 0.8
         if self.subject <= 0.0:
             return 0.0
@@ -382,7 +388,7 @@ class Cues:
             data["replaces"] = self.replaces
         if self.change_wording:
             data["change_wording"] = self.change_wording
-        for name in ("fact", "moved", "reverted"):
+        for name in ("fact", "moved", "reverted", "floor"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
         return data
@@ -414,7 +420,7 @@ def subject_match(a: Reading, b: Reading, weights: Mapping[str, float] | None = 
     return min(1.0, score)
 
 
-def _later(a: Reading, b: Reading) -> Reading:
+def later_of(a: Reading, b: Reading) -> Reading:
     return b if (b.created_at, b.id) >= (a.created_at, a.id) else a
 
 
@@ -423,10 +429,13 @@ def compare(
     b: Reading,
     weights: Mapping[str, float] | None = None,
     facts: Mapping[str, tuple[str, str, str]] | None = None,
+    floor_steps: Collection[tuple[str, str]] | None = None,
 ) -> Cues:
     """The cues between two memories. `weights`: subject-word weights (e.g. inverse
     document frequency in the project); `facts`: memory id → (key, scope, value) from
-    the `fact` table."""
+    the `fact` table; `floor_steps`: the project's pairs (sorted ids) of a note and the
+    next to state another runtime floor (`successive_steps`; without them, any two
+    notes stating different floors)."""
     cues = Cues(subject_match(a, b, weights))
     if facts and a.id in facts and b.id in facts:
         key_a, scope_a, value_a = facts[a.id]
@@ -453,7 +462,7 @@ def compare(
             cues.replaces = b.id
         elif now_a and now_b and now_b & a.old(attribute) and not now_a & now_b:
             cues.replaces = a.id
-    later = _later(a, b)
+    later = later_of(a, b)
     first = cues.conflicts[0]["attribute"] if cues.conflicts else None
     if cues.replaces is None and first and later.change_wording and later.old(first):
         cues.replaces = later.id
@@ -462,7 +471,9 @@ def compare(
         cues.moved = moved_value(earlier.said, later.moves)
         if cues.moved is None:  # "0.28.1 backs out … from 0.28.0" (`reverts`)
             cues.reverted = reverted_release(earlier.reverts, later.reverts)
-        cues.replaces = later.id if cues.moved or cues.reverted else None
+        if floor_steps is None or (min(a.id, b.id), max(a.id, b.id)) in floor_steps:
+            cues.floor = floor_step(earlier.floors, later.floors)
+        cues.replaces = later.id if cues.moved or cues.reverted or cues.floor else None
     cues.negation = _negation(a, b)
     return cues
 
@@ -477,23 +488,3 @@ def _negation(a: Reading, b: Reading) -> bool:
             if shared >= 0.75:
                 return True
     return False
-
-
-EVIDENCE_MARGIN = 1  # chosen leave-one-project-out on real-dev's labelled pairs (every fold: 1)
-
-
-def holder(a: Reading, b: Reading, cues: Cues) -> str:
-    """Which memory holds: the one that explicitly replaces the other's value; else the
-    earlier when the later only relays what it says (`relayed_over`); else, when the
-    later is worded as a change, the later; else (two notes that merely disagree) the
-    one that shows more evidence (`evidence_of`, by EVIDENCE_MARGIN), and the later one
-    when neither does."""
-    if cues.replaces:
-        return cues.replaces
-    later = _later(a, b)
-    earlier = a if later is b else b
-    if relayed_over(earlier, later):
-        return earlier.id
-    if not later.spoken_change and earlier.evidence - later.evidence >= EVIDENCE_MARGIN:
-        return earlier.id
-    return later.id

@@ -63,7 +63,14 @@ def replaced_by(
 # What the cues must have read in a step of a chain for search to follow it: a value the
 # two give differently, or one the later names as replaced.
 READ_STEP_KINDS = frozenset(
-    {"different_value", "explicit_replacement", "moved_value", "reverted_release", "fact_key"}
+    {
+        "different_value",
+        "explicit_replacement",
+        "moved_value",
+        "reverted_release",
+        "fact_key",
+        "runtime_floor",
+    }
 )
 
 

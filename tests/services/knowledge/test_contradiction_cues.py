@@ -12,10 +12,10 @@ from services.knowledge.cues import (
     Reading,
     compare,
     describe_conflict,
-    holder,
     read,
     sentence_statements,
 )
+from services.knowledge.holders import holder
 
 NAMES = st.from_regex(r"[a-z]{3,8}_[a-z]{3,8}", fullmatch=True)
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pytest
 
 from app.composition import Engram, open_engram
@@ -16,7 +17,8 @@ from services.activity.prediction import Candidate, Prediction, Reason
 from services.activity.signals import ActivityKind
 from services.context.assembly import ContextAssembler
 from services.knowledge import contradictions
-from services.knowledge.current_truth import current_holders, judge_embedded
+from services.knowledge.current_truth import current_holders, judge_embedded, replacement
+from services.memory import Memory, memory_from_dict
 from services.storage import contradictions as table
 from tests.services.knowledge.test_supersession import FLOOR_NEW, FLOOR_OLD, UNRELATED
 
@@ -49,17 +51,33 @@ def test_a_later_change_is_recorded_when_it_is_embedded(real: Engram) -> None:
         "supersedes",
         new.id,
     )
-    assert record.evidence["judged"] == "when embedded" and record.evidence["scorer"] > 0.5
+    # the next runtime floor, read by the cues as the notes are embedded
+    assert "runtime_floor" in record.evidence["cues"]["kinds"]
     assert not _records(real, unrelated.id, new.id) and not _records(real, old.id, unrelated.id)
     assert real.store.get(old.id).superseded_by is None  # a proposal, not an act
     assert current_holders(real.store, [old.id, new.id])[old.id].id == new.id
 
 
-def test_one_sitting_and_episodes_are_left_to_the_judge(real: Engram) -> None:
-    same_day = {**FLOOR_NEW, "project": "two", "created_at": "2024-01-16T15:00:00+00:00"}
-    old = real.service.add({**FLOOR_OLD, "project": "two"})
-    new = real.service.add(same_day)
-    assert not _records(real, old.id, new.id)
+def _unit(engram: Engram, *memories: Memory) -> dict[str, Any]:
+    vectors = engram.embedder.embed([f"{m.title}\n{m.content}" for m in memories])
+    return {m.id: v / np.linalg.norm(v) for m, v in zip(memories, vectors, strict=True)}
+
+
+def test_the_embedding_pass_records_a_change_and_leaves_one_sitting_and_episodes(
+    real: Engram,
+) -> None:
+    def memory(fields: dict[str, Any], memory_id: str) -> Memory:
+        found, problems = memory_from_dict({**fields, "id": memory_id}, "test")
+        assert found is not None, problems
+        return found
+
+    old, new = memory(FLOOR_OLD, "old"), memory(FLOOR_NEW, "new")
+    recorded = replacement(old, new, _unit(real, old, new))
+    assert recorded is not None and recorded[2]["judged"] == "when embedded"
+    assert recorded[2]["scorer"] > 0.5
+    same_day = memory({**FLOOR_NEW, "created_at": "2024-01-16T15:00:00+00:00"}, "same")
+    assert replacement(old, same_day, _unit(real, old, same_day)) is None
+    # an episode is a record of what happened: no later floor makes it untrue
     episode = real.service.add({**FLOOR_OLD, "project": "three", "type": "episode"})
     later = real.service.add({**FLOOR_NEW, "project": "three"})
     assert not _records(real, episode.id, later.id)
