@@ -14,11 +14,14 @@ Two notes that state different floors of one runtime cannot both hold now, whate
 else their words share (one says "Python floor", the other quotes `requires-python`).
 A note is replaced by the next later note that states another floor of the same runtime
 (`successive_steps`): the one after that replaces the replacement, and a chain's ends
-are not flagged as a pair of their own. Over real-dev and the thirteen other sets, such
-steps link 48 labelled pairs: 44 supersessions, 2 contradictions and 2 compatible pairs
-(two packages of one repository: serde and serde_derive, a CLI and its library), and 12
-pairs no set lists (most of them steps of a chain the set labels only in part). An
-episode states no floor that a later one makes untrue (`conflict_scan`).
+are not flagged as a pair of their own. A value said to be old ("bumped from 1.31 to
+1.56", "dropped 3.7") is not the floor; the value it moved to is. A note that tells two
+floors apart ("not the same thing as the repo's dev engines") states neither. Over
+real-dev and the thirteen other sets, such steps link 51 labelled pairs: 47
+supersessions, 2 contradictions and 2 compatible pairs (two packages of one repository,
+serde and serde_derive; two release lines, express 4.x and 5.x), and 8 pairs no set lists
+(most of them steps of a chain the set labels only in part). An episode states no floor
+that a later one makes untrue (`conflict_scan`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
+from services.knowledge.cue_vocabulary import old_spans
 from services.knowledge.quantities import Quantity, read_quantities, version_value
 from services.storage.query_terms import stem
 from services.text.manifests import FIELDS, floor_of
@@ -69,6 +73,10 @@ _NEEDS = re.compile(
     r"v?(?P<version>\d+(?:\.\d+)+|\d+)\b(?!\.?\d)",
     re.IGNORECASE,
 )
+# A value moved: "1.63 -> 1.64", "from 1.75 to 1.82".
+_MOVE = re.compile(
+    r"(?<![\w.])v?\d+(?:\.\d+)+\s*(?:->|→|=>|\bto\b)\s*v?(?P<new>\d+(?:\.\d+)+)(?![\w]|\.\d)"
+)
 # After a field's name: separators and a verb ("is", "declares"), then the range in
 # backticks, or else the rest of the clause.
 _SPEC_AFTER = (
@@ -95,6 +103,11 @@ def _floor_worded(sentence: str, number: str) -> bool:
         return False
     clause = _CLAUSE_END.split(sentence[: at.start()])[-1]
     return _FLOOR_WORD.search(clause) is not None
+
+
+def _is_old(sentence: str, number: str, olds: list[tuple[int, int]]) -> bool:
+    at = re.search(rf"(?<![\w.]){re.escape(number)}(?![\w.]*\d)", sentence)
+    return at is not None and any(start <= at.start() < end for start, end in olds)
 
 
 def _at_least(quantity: Quantity) -> Quantity:
@@ -143,14 +156,19 @@ def floors_of(title: str, content: str, runtime: str) -> list[Quantity]:
         if not _REQUIREMENT.search(sentence):
             continue
         named = bool(words & {stem(w) for w in _WORD.findall(f"{title} {sentence}".lower())})
+        olds = old_spans(sentence)
         for quantity in read_quantities("", sentence):
-            if not quantity.version:
-                continue
+            if not quantity.version or _is_old(sentence, quantity.number, olds):
+                continue  # "bumped from 1.31 to 1.56", "dropped 3.7": not the floor now
             floor = _as_floor(quantity) if quantity.counts & words else None
             if floor is None and named and _floor_worded(sentence, quantity.number):
                 floor = _at_least(quantity)  # "the oldest interpreter we support is 3.8"
             if floor is not None:
                 floors.append(floor)
+        for match in _MOVE.finditer(sentence) if named else ():
+            number = match.group("new")  # "MSRV went from 1.75 to 1.82", "floor 3.8 -> 3.9"
+            if _FLOOR_WORD.search(_CLAUSE_END.split(sentence[: match.start()])[-1]):
+                floors.append(_at_least(Quantity(words, version_value(number), 0, number)))
         for match in _NEEDS.finditer(sentence.replace("`", "")):
             if _runtime_of(match.group("runtime")) == runtime:
                 number = match.group("version")
@@ -158,8 +176,19 @@ def floors_of(title: str, content: str, runtime: str) -> list[Quantity]:
     return floors + _field_floors(f"{title}. {content}", runtime)
 
 
+# A note that tells two floors apart ("not the same thing as the repo's dev engines",
+# "two different Go versions, don't conflate them") states neither as the project's.
+_TELLS_APART = re.compile(
+    r"\bnot the same (?:thing|as)\b|\b(?:don't|do not|never) (?:conflate|confuse|mix up)\b|"
+    r"\btwo different\b",
+    re.IGNORECASE,
+)
+
+
 def stated_floors(title: str, content: str) -> Floors:
     """Every runtime floor a note states, as (runtime, version as written)."""
+    if _TELLS_APART.search(f"{title}. {content}"):
+        return frozenset()
     return frozenset(
         (runtime, floor.number)
         for runtime in RUNTIME_WORDS

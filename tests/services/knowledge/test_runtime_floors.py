@@ -32,6 +32,15 @@ from services.knowledge.runtime_floors import floor_step, stated_floors, success
         ("minimum Go", "chi needs Go 1.23 from here on; Go 1.26 is out.", {("go", "1.23")}),
         ("MSRV", "MSRV: 1.79. syntect 5.3 wouldn't compile on older.", {("rust", "1.79")}),
         ("node", "root package.json engines is now `>=18`.", {("node", "18")}),
+        ("MSRV", "MSRV moved 1.63 -> 1.64 with the connector PR.", {("rust", "1.64")}),
+        ("MSRV bumped", "MSRV went from 1.75 to 1.82 (#3844).", {("rust", "1.82")}),
+        ("serde MSRV", "serde's floor bumped from 1.31 to 1.56.", {("rust", "1.56")}),
+        # a note telling two floors apart states neither as the project's
+        (
+            "node",
+            "The package declares `engines.node >=14`; not the same thing as dev engines.",
+            set(),
+        ),
     ],
 )
 def test_a_floor_in_the_ways_people_write_it(title: str, content: str, floors: set) -> None:
