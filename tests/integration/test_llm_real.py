@@ -348,3 +348,18 @@ def test_dead_endpoint_falls_back_to_the_embedded_model(tmp_path: Path) -> None:
         assert runner.model_id == f"gguf:{EMBEDDED_MODEL_FILE}"
     finally:
         runner.close()
+
+
+def test_the_model_loads_without_repacked_weights() -> None:
+    """The repacked path crashed the process at the first decode on an AVX-512/AMX CPU
+    (llama-cpp-python 0.3.36): models load with the extra buffer types off, and the
+    defaults are llama.cpp's own again afterwards."""
+    import llama_cpp.llama_cpp as native
+
+    from services.llm.llama_local import _weights_not_repacked
+
+    before = native.llama_model_default_params
+    with _weights_not_repacked():
+        assert native.llama_model_default_params().use_extra_bufts is False
+    assert native.llama_model_default_params is before
+    assert native.llama_model_default_params().use_extra_bufts is True
