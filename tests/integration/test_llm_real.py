@@ -356,10 +356,10 @@ def test_the_model_loads_without_repacked_weights() -> None:
     defaults are llama.cpp's own again afterwards."""
     import llama_cpp.llama_cpp as native
 
-    from services.llm.llama_local import _weights_not_repacked
+    from services.llm.llama_native import weights_not_repacked
 
     before = native.llama_model_default_params
-    with _weights_not_repacked():
+    with weights_not_repacked():
         assert native.llama_model_default_params().use_extra_bufts is False
     assert native.llama_model_default_params is before
     assert native.llama_model_default_params().use_extra_bufts is True

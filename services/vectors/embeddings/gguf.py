@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from services.errors import EmbedderUnavailable
+from services.llm.llama_native import weights_not_repacked
 from services.vectors.embeddings.base import Vectors, clipped, normalise
 
 
@@ -46,14 +47,15 @@ class GGUFEmbedder:
             except ImportError as error:
                 raise EmbedderUnavailable(f"llama-cpp-python is not installed ({error})") from None
             try:
-                llama = Llama(
-                    model_path=str(self._path),
-                    embedding=True,
-                    n_ctx=self._context_tokens,
-                    n_threads=self._threads,
-                    verbose=False,
-                    pooling_type=1,
-                )
+                with weights_not_repacked():
+                    llama = Llama(
+                        model_path=str(self._path),
+                        embedding=True,
+                        n_ctx=self._context_tokens,
+                        n_threads=self._threads,
+                        verbose=False,
+                        pooling_type=1,
+                    )
             except Exception as error:  # llama.cpp raises ValueError/RuntimeError variously
                 raise EmbedderUnavailable(f"{self._path}: cannot load ({error})") from None
             self._dimension = int(llama.n_embd())
