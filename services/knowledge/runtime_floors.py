@@ -88,30 +88,31 @@ _SPEC_RUNTIME = {"node": r"^[\s\"':={]*node\b", "go": r"^\s*go\s+(?=\d)"}  # `"n
 
 
 _FLOOR_WORD = re.compile(r"\b(?:msrv|floor|minimum|lowest|oldest)\b", re.IGNORECASE)
-
-
 _WORD = re.compile(r"[a-z][a-z.]*[a-z]")
 # Where a clause ends: a version after it is not the one a floor word before it names.
 _CLAUSE_END = re.compile(r"[:;()]|\b(?:but|while|and|so)\b|,", re.IGNORECASE)
 
 
-def _floor_worded(sentence: str, number: str) -> bool:
-    """Whether a floor word comes before the version `number` in its clause ("the
-    oldest interpreter marshmallow supports is 3.8"; not "dropped 3.7, so the floor …")."""
+def _position(sentence: str, number: str) -> int | None:
+    """Where `sentence` writes the version `number` first."""
     at = re.search(rf"(?<![\w.]){re.escape(number)}(?![\w.]*\d)", sentence)
-    if at is None:
+    return None if at is None else at.start()
+
+
+def _floor_word_before(sentence: str, position: int | None) -> bool:
+    """Whether a floor word comes before `position` in its clause ("the oldest
+    interpreter marshmallow supports is 3.8"; not "dropped 3.7, so the floor …")."""
+    if position is None:
         return False
-    clause = _CLAUSE_END.split(sentence[: at.start()])[-1]
-    return _FLOOR_WORD.search(clause) is not None
-
-
-def _is_old(sentence: str, number: str, olds: list[tuple[int, int]]) -> bool:
-    at = re.search(rf"(?<![\w.]){re.escape(number)}(?![\w.]*\d)", sentence)
-    return at is not None and any(start <= at.start() < end for start, end in olds)
+    return _FLOOR_WORD.search(_CLAUSE_END.split(sentence[:position])[-1]) is not None
 
 
 def _at_least(quantity: Quantity) -> Quantity:
     return Quantity(quantity.counts, quantity.low, math.inf, quantity.number, version=True)
+
+
+def _floor(words: frozenset[str], number: str) -> Quantity:
+    return Quantity(words, version_value(number), math.inf, number, version=True)
 
 
 def _as_floor(quantity: Quantity) -> Quantity | None:
@@ -148,32 +149,49 @@ def _runtime_of(word: str) -> str:
     return next(r for r, names in RUNTIME_WORDS.items() if word.removesuffix("js") in names)
 
 
-def floors_of(title: str, content: str, runtime: str) -> list[Quantity]:
-    """The floors of `runtime` a note states (see the module's docstring)."""
-    words = frozenset(stem(w) for w in RUNTIME_WORDS[runtime])
-    floors = []
+def _floors(title: str, content: str, runtimes: Iterable[str]) -> dict[str, list[Quantity]]:
+    """The floors of each of `runtimes` a note states, each sentence read once."""
+    words_of = {runtime: frozenset(stem(w) for w in RUNTIME_WORDS[runtime]) for runtime in runtimes}
+    found: dict[str, list[Quantity]] = {runtime: [] for runtime in words_of}
     for sentence in (title, *sentences(content)):
         if not _REQUIREMENT.search(sentence):
             continue
-        named = bool(words & {stem(w) for w in _WORD.findall(f"{title} {sentence}".lower())})
+        said = {stem(w) for w in _WORD.findall(f"{title} {sentence}".lower())}
         olds = old_spans(sentence)
+        versions = []  # (quantity, a floor word before it in its clause)
         for quantity in read_quantities("", sentence):
-            if not quantity.version or _is_old(sentence, quantity.number, olds):
-                continue  # "bumped from 1.31 to 1.56", "dropped 3.7": not the floor now
-            floor = _as_floor(quantity) if quantity.counts & words else None
-            if floor is None and named and _floor_worded(sentence, quantity.number):
-                floor = _at_least(quantity)  # "the oldest interpreter we support is 3.8"
-            if floor is not None:
-                floors.append(floor)
-        for match in _MOVE.finditer(sentence) if named else ():
-            number = match.group("new")  # "MSRV went from 1.75 to 1.82", "floor 3.8 -> 3.9"
-            if _FLOOR_WORD.search(_CLAUSE_END.split(sentence[: match.start()])[-1]):
-                floors.append(_at_least(Quantity(words, version_value(number), 0, number)))
-        for match in _NEEDS.finditer(sentence.replace("`", "")):
-            if _runtime_of(match.group("runtime")) == runtime:
-                number = match.group("version")
-                floors.append(_at_least(Quantity(words, version_value(number), 0, number)))
-    return floors + _field_floors(f"{title}. {content}", runtime)
+            at = _position(sentence, quantity.number)
+            if quantity.version and not (at is not None and any(a <= at < b for a, b in olds)):
+                versions.append((quantity, _floor_word_before(sentence, at)))
+            # else "bumped from 1.31 to 1.56", "dropped 3.7": not the floor now
+        moved = [  # "MSRV went from 1.75 to 1.82", "floor 3.8 -> 3.9"
+            match.group("new")
+            for match in _MOVE.finditer(sentence)
+            if _floor_word_before(sentence, match.start())
+        ]
+        needs = [
+            (_runtime_of(match.group("runtime")), match.group("version"))
+            for match in _NEEDS.finditer(sentence.replace("`", ""))
+        ]
+        for runtime, words in words_of.items():
+            named = bool(words & said)
+            for quantity, floor_worded in versions:
+                floor = _as_floor(quantity) if quantity.counts & words else None
+                if floor is None and named and floor_worded:
+                    floor = _at_least(quantity)  # "the oldest interpreter we support is 3.8"
+                if floor is not None:
+                    found[runtime].append(floor)
+            found[runtime] += [_floor(words, number) for number in moved] if named else []
+            found[runtime] += [_floor(words, n) for name, n in needs if name == runtime]
+    text = f"{title}. {content}"
+    for runtime in found:
+        found[runtime] += _field_floors(text, runtime)
+    return found
+
+
+def floors_of(title: str, content: str, runtime: str) -> list[Quantity]:
+    """The floors of `runtime` a note states (see the module's docstring)."""
+    return _floors(title, content, (runtime,))[runtime]
 
 
 # A note that tells two floors apart ("not the same thing as the repo's dev engines",
@@ -191,8 +209,8 @@ def stated_floors(title: str, content: str) -> Floors:
         return frozenset()
     return frozenset(
         (runtime, floor.number)
-        for runtime in RUNTIME_WORDS
-        for floor in floors_of(title, content, runtime)
+        for runtime, floors in _floors(title, content, RUNTIME_WORDS).items()
+        for floor in floors
     )
 
 
