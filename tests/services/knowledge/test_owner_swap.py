@@ -29,6 +29,24 @@ def test_one_thing_said_of_two_owners_with_their_own_values() -> None:
     assert differ("The auth service listens on 8001.", "The billing service listens on 8005 now.")
 
 
+def test_owners_named_by_an_index_of_their_own() -> None:
+    # a new user's walkthrough: the second worker's note was offered as replacing the first
+    assert differ("Worker 1 owns shard 1.", "Worker 2 owns shard 2.")
+    assert differ("Shard 3 is served by worker 3.", "Shard 4 is served by worker 4.")
+    assert differ("The replica a1 lives on node a1.", "The replica a2 lives on node a2.")
+
+
+def test_an_index_changed_at_one_place_or_a_count_is_a_change() -> None:
+    # the same worker, another shard: it moved
+    assert not differ("Worker 1 owns shard 1.", "Worker 1 owns shard 2.")
+    # two different swaps: not one index for another
+    assert not differ("Worker 1 owns shard 1.", "Worker 2 owns shard 3.")
+    # a plural in front of the number counts
+    assert not differ("Retries 3, backoff 3 seconds.", "Retries 5, backoff 5 seconds.")
+    # a value with a unit, repeated, is a changed value
+    assert not differ("Timeout is 30s and retry after 30s.", "Timeout is 60s and retry after 60s.")
+
+
 def test_a_change_of_one_owners_value_is_not_another_owner() -> None:
     assert not differ("The request timeout is 30s.", "The request timeout is 60s now.")
     # a generic qualifier renames the same thing
@@ -66,6 +84,7 @@ def test_the_judge_lets_both_hold_and_still_flags_a_change() -> None:
         "The auth service listens on port 8001 in dev.",
         "The auth service listens on port 8005 in dev now.",
     )
+    assert not flagged("Worker 1 owns shard 1.", "Worker 2 owns shard 2.")
 
 
 WORDS = st.sampled_from(
