@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from services.knowledge import conflict_weights, duplicate_weights, restatement_weights
 from services.knowledge.cues import READ_CHARS
 from services.knowledge.evidence import Shown, relayed_over, shown_by
+from services.knowledge.owner_swap import swapped_values
 from services.knowledge.pair_features import PairText, same_frame_other_subject
 from services.types import MemoryType
 
@@ -44,6 +45,12 @@ DUPLICATE_CLAIM = max(0.9, DUPLICATE_THRESHOLD)
 # from 0.5 up is a labelled conflict (9 pairs, the lowest at 0.58), none below 0.5
 # is one.
 DEFAULTS_CLASH_COSINE = 0.5
+# A short note copied with a value changed says another value of the same thing
+# (`owner_swap.swapped_values`): flagged with this score, whatever the scorers say.
+VALUE_SWAP_SCORE = 0.9
+# Notes written this close together were written in one sitting (`dates_unread`).
+SITTING_DAYS = 1 / 24
+DATE_FEATURES = ("gap_days", "same_day")
 
 Weights = Mapping[str, tuple[float, float, float]]
 
@@ -61,9 +68,30 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+def dates_unread(features: Mapping[str, float], weights: Weights) -> Mapping[str, float]:
+    """`features` with how far apart the two were written read as unknown (each date
+    feature at its fitted mean, where it weighs nothing) when they were written in one
+    sitting and no sentence of one says the opposite of a sentence of the other. The
+    scorer learnt what a gap says from dates the sets' authors gave their notes, days to
+    months apart: a paraphrase is never written the same day, and two people's opposite
+    rules are, so "the same day" reads as a conflict. An assistant adding notes in one
+    session writes both in minutes ("Money is stored as integer cents, never as floats" /
+    "Store amounts in cents as integers; floats are not allowed for money" had been
+    offered as a contradiction at 0.99). Opposite rules stated the same day clash in
+    polarity ("add a bullet to release-notes.md" / "don't edit release-notes.md"), and
+    keep what the day says. Of the fifteen sets' candidate pairs written within an hour
+    of each other, 2 are labelled conflicts, and both keep their flags."""
+    if features.get("gap_days", math.inf) >= math.log1p(SITTING_DAYS):
+        return features
+    if features.get("sentence_polarity_clash", 0.0) > 0:
+        return features
+    return {**features, **{name: weights[name][1] for name in DATE_FEATURES if name in weights}}
+
+
 def probability(features: Mapping[str, float]) -> float:
     """The probability that the pair conflicts (flag at `THRESHOLD`)."""
-    return logistic(features, conflict_weights.WEIGHTS, conflict_weights.BIAS)
+    read = dates_unread(features, conflict_weights.WEIGHTS)
+    return logistic(read, conflict_weights.WEIGHTS, conflict_weights.BIAS)
 
 
 def duplicate_probability(features: Mapping[str, float]) -> float:
@@ -129,7 +157,10 @@ def is_conflict(
     """Whether the scorers flag the pair as a conflict, and the conflict probability.
     With the pair's texts, one that says the same of different code, or two episodes,
     is never flagged. A caller with gates of its own may flag at a lower `threshold`.
-    Two alike notes that disagree about a default are flagged whatever the scores.
+    Two alike notes that disagree about a default are flagged whatever the scores, and so
+    is a short note copied with a value changed ("listens on port 8001" / "listens on port
+    8002 now, no longer 8001"; `swapped_values`), which the scorers, fitted on notes people
+    reworded, read as a restatement (0.02).
     Where both scorers fire the surer one decides (`duplicate_claims`, each read against
     its own fitted bar, whatever `threshold` the caller flags from), unless
     `any_claim_wins`: then every pair the duplicate scorer claims is left alone. A
@@ -155,6 +186,8 @@ def is_conflict(
         return False, scored
     if says_nothing_new(features):
         return False, scored
+    if pair is not None and swapped_values(pair[0].sequence, pair[1].sequence):
+        return True, max(scored, VALUE_SWAP_SCORE)
     return (scored >= threshold and not claimed) or defaults_disagree(features), scored
 
 

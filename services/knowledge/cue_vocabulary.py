@@ -16,8 +16,10 @@ NUMBER_WORDS = {
 }  # fmt: skip
 # "15 000" and "15,000" are one number (thousands grouped), not "15" then "000".
 GROUPING = re.compile(r"[ ,\u00a0\u202f]")  # between the groups of a grouped number
+# A number starts a word: "listens" holds no "ten s", "zones" no "one s", "eighth" no
+# "eight h".
 NUM = (
-    r"(\d{1,3}(?:,\d{3}|[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:\.\d+)?"
+    r"(?<![a-z0-9_])(\d{1,3}(?:,\d{3}|[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:\.\d+)?"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
 )
 SECONDS = {
@@ -29,11 +31,12 @@ SECONDS = {
     "week": 604800, "weeks": 604800, "month": 2592000, "months": 2592000,
 }  # fmt: skip
 DURATION = re.compile(
-    NUM + r"(?:\s*-\s*|\s*)(" + "|".join(sorted(SECONDS, key=len, reverse=True)) + r")\b",
+    # a spelled-out number is a word of its own: "eight hours", never "eighth"
+    NUM + r"(?:\s*-\s*|\s+|(?<=\d))(" + "|".join(sorted(SECONDS, key=len, reverse=True)) + r")\b",
     re.IGNORECASE,
 )
 SIZE_UNITS = {"kb": 1 / 1024, "mb": 1.0, "gb": 1024.0}
-SIZE = re.compile(NUM + r"\s*(kb|mb|gb)\b", re.IGNORECASE)
+SIZE = re.compile(NUM + r"(?:\s+|(?<=\d))(kb|mb|gb)\b", re.IGNORECASE)
 BARE = re.compile(r"(?<![\w.`-])" + NUM + r"(?![\w`-]|\.\d)", re.IGNORECASE)
 
 # Attributes whose values are durations, told apart by the words around them.

@@ -26,10 +26,11 @@ from collections.abc import Sequence
 
 from services.text.words import STOPWORDS, without_fences
 
-__all__ = ["MAX_TOKENS", "indexed_owners", "owners_differ", "word_sequence"]
+__all__ = ["MAX_TOKENS", "indexed_owners", "owners_differ", "swapped_values", "word_sequence"]
 
 MAX_TOKENS = 60  # longer notes say more than one thing: not read
 SAME_SHARE = 0.5  # the words in common, in order, over the longer note's
+COPY_SHARE = 0.6  # as much for a note to be a copy of another with a value changed
 _TOKEN = re.compile(r"[a-z][a-z0-9_\-]*|\d+(?:\.\d+)*[a-z%]*")
 _VALUE = re.compile(
     r"v?\d[\w.%]*|ms|s|secs?|seconds?|minutes?|mins?|hours?|days?|[kmg]i?b|"
@@ -122,3 +123,41 @@ def _counted(word: str) -> bool:
     """A plural in front of a number counts ("retries 3"); an owner's name is one of
     many ("worker 3")."""
     return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
+_STATED = re.compile(r"v?\d[\w.%]*|true|false|enabled|disabled")  # no "on", "no": words too
+_CHANGE_NEGATION = frozenset({"longer", "anymore"})  # "no longer 8001" names the old one
+_OLD_NAMED = _CHANGE_NEGATION | {"was", "from", "instead"}  # "(was 30s)", "from 30s to 60s"
+
+
+def swapped_values(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, str] | None:
+    """(old, new) values when `b` is a copy of `a` (most of its words, in order, none
+    replaced by another word) that states values `a` does not: "The billing service
+    listens on port 8001" / "The billing service listens on port 8002 now, no longer
+    8001" → ("8001", "8002"). Words only one of them has may come with it ("now", "no
+    longer 8001"); a negation only as such a change ("no longer"). A copy that keeps every
+    value and adds one says more, unless it names the old one ("was", "from"). None
+    otherwise, and when the two say it of two owners (`owners_differ`)."""
+    if not a or not b:
+        return None
+    words_a = [t for t in a if not _STATED.fullmatch(t)]
+    words_b = [t for t in b if not _STATED.fullmatch(t)]
+    values_a = [t for t in a if _STATED.fullmatch(t)]
+    new = [t for t in b if _STATED.fullmatch(t) and t not in values_a]
+    if not values_a or not new or not words_a:
+        return None
+    matcher = difflib.SequenceMatcher(a=words_a, b=words_b, autojunk=False)
+    same = sum(block.size for block in matcher.get_matching_blocks())
+    if same / max(len(words_a), len(words_b)) < COPY_SHARE:
+        return None
+    if any(op == "replace" for op, *_ in matcher.get_opcodes()):
+        return None
+    negated = (_NEGATION & set(words_a)) ^ (_NEGATION & set(words_b))
+    if negated and not _CHANGE_NEGATION & {*words_a, *words_b}:
+        return None
+    if all(t in b for t in values_a) and not _OLD_NAMED & set(words_b):
+        return None  # every value kept, one added: "10 connections, 5 of them idle"
+    if owners_differ(a, b):
+        return None
+    old = [t for t in values_a if t not in new]
+    return " ".join(dict.fromkeys(old)), " ".join(dict.fromkeys(new))

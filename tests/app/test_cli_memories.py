@@ -427,6 +427,32 @@ def test_add_says_what_the_new_memory_may_replace(engram_cli: Any) -> None:
     assert quiet["may_replace"] == []
 
 
+def test_notes_added_in_one_sitting_that_agree_are_not_offered_as_replacements(
+    engram_cli: Any,
+) -> None:
+    """A new user's walkthrough (stop 35): a rule said again in other words a few seconds
+    later was offered as a contradiction (0.99), and a second worker's shard as replacing
+    the first's (1.00). A change said in one sitting is still offered."""
+    money = engram_cli.add(
+        "Money is stored as integer cents, never as floats.", "-p", "shop", "-t", "convention"
+    )
+    again = engram_cli.json(
+        "add", "Store amounts in cents as integers; floats are not allowed for money.",
+        "-p", "shop", "-t", "convention",
+    )  # fmt: skip
+    assert again["may_replace"] == []
+    assert [r["id"] for r in again["may_repeat"]] == [money]
+    engram_cli.add("Worker 1 owns shard 1.", "-p", "shop")
+    second = engram_cli.json("add", "Worker 2 owns shard 2.", "-p", "shop")
+    assert second["may_replace"] == [] and second["may_repeat"] == []
+    assert engram_cli.json("contradictions", "list")["contradictions"] == []
+    port = engram_cli.add("The billing service listens on port 8001.", "-p", "shop")
+    moved = engram_cli.json(
+        "add", "The billing service listens on port 8002 now, no longer 8001.", "-p", "shop"
+    )
+    assert [r["id"] for r in moved["may_replace"]] == [port]
+
+
 def test_an_incident_told_again_is_said_to_repeat_its_first_telling_not_to_replace_it(
     engram_cli: Any, tmp_path: Any
 ) -> None:

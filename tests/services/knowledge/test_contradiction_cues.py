@@ -113,6 +113,21 @@ def test_values_compare_by_kind_and_unit() -> None:
     assert compare(a, other_kind).score() == 0.0  # a cache TTL and a retention do not meet
 
 
+def test_a_number_word_inside_a_word_is_no_duration() -> None:
+    """ "listens" held "ten s", "zones" "one s", "extend" "ten d" and "eighth" "eight h":
+    59 notes of the fifteen sets had a duration they never state, and "no longer 8001"
+    after one took its attribute."""
+    for text in (
+        "The billing service listens on port 8001.",
+        "Time zones and phones are per user; the old ones are kept.",
+        "Extend the schema in the eighth release; tens of seconds are fine.",
+    ):
+        assert sentence_statements(text) == [], text
+    for text, seconds in (("two minutes", "120"), ("a ten-second wait", "10"), ("30s", "30")):
+        (statement,) = sentence_statements(f"The poll waits {text}.")
+        assert statement.value == seconds
+
+
 def test_a_statement_that_holds_whatever_the_value_is_compatible() -> None:
     a = reading("Results of `shadow_lock` are cached for 15 min.", "a", 1)
     note = reading(

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from services.knowledge.conflict_records import reading_of
 from services.knowledge.conflict_scorer import is_conflict
 from services.knowledge.cues import compare
-from services.knowledge.owner_swap import MAX_TOKENS, owners_differ, word_sequence
+from services.knowledge.owner_swap import MAX_TOKENS, owners_differ, swapped_values, word_sequence
 from services.knowledge.pair_features import features, read_pair_text
 from tests.services.builders import make_memory
 
@@ -87,6 +87,46 @@ def test_the_judge_lets_both_hold_and_still_flags_a_change() -> None:
     assert not flagged("Worker 1 owns shard 1.", "Worker 2 owns shard 2.")
 
 
+def swapped(first: str, second: str) -> tuple[str, str] | None:
+    return swapped_values(word_sequence(first), word_sequence(second))
+
+
+def test_a_copy_with_a_value_changed_says_another_value_of_the_same_thing() -> None:
+    """A new user's "listens on port 8002 now, no longer 8001" after "listens on port
+    8001" had been offered as repeating it (0.99): the scorers, fitted on reworded
+    notes, read a near copy as a restatement."""
+    assert swapped(
+        "The billing service listens on port 8001.",
+        "The billing service listens on port 8002 now, no longer 8001.",
+    ) == ("8001", "8002")
+    assert swapped("The request timeout is 30s.", "The request timeout is 60s.") == ("30s", "60s")
+    assert swapped("The timeout is 30s.", "The timeout is 60s (was 30s).") == ("30s", "60s")
+    assert swapped("Caching is enabled.", "Caching is disabled now.") == ("enabled", "disabled")
+
+
+def test_two_owners_a_negation_an_addition_or_other_words_are_no_changed_value() -> None:
+    assert (
+        swapped("The auth service listens on 8001.", "The billing service listens on 8002.") is None
+    )
+    assert swapped("Worker 1 owns shard 1.", "Worker 2 owns shard 2.") is None
+    assert swapped("The service listens on 8001.", "The service never listens on 8002.") is None
+    assert (
+        swapped("The pool holds 10 connections.", "The pool holds 10 connections, 5 idle.") is None
+    )
+    assert swapped("Use 2 spaces in YAML.", "Use 4 spaces in Python.") is None
+    assert swapped("The timeout is 30s.", "The timeout is 30s.") is None
+
+
+def test_the_judge_flags_a_copy_with_a_value_changed() -> None:
+    a = make_memory("The billing service listens on port 8001.")
+    b = make_memory("The billing service listens on port 8002 now, no longer 8001.")
+    texts = (read_pair_text(a), read_pair_text(b))
+    flagged, score = is_conflict(
+        features(*texts, 0.86, compare(reading_of(a), reading_of(b))), texts
+    )
+    assert flagged and score >= 0.9
+
+
 WORDS = st.sampled_from(
     "the auth billing service port timeout is on listens 8001 8002 5s 30s not now default "
     "uses v1.2 enabled disabled read connect".split()
@@ -100,9 +140,30 @@ def test_any_two_texts_are_read_without_error_and_a_text_has_one_owner(
     a, b = " ".join(first), " ".join(second)
     assert differ(a, b) in (True, False)
     assert not differ(a, a)
+    assert swapped(a, a) is None
 
 
 @given(st.text(max_size=300), st.text(max_size=300))
 def test_any_text_at_all(first: str, second: str) -> None:
     assert differ(first, second) in (True, False)
     assert len(word_sequence(first)) <= MAX_TOKENS
+
+
+def test_notes_of_one_sitting_are_read_without_their_dates_unless_they_clash() -> None:
+    """The scorer learnt from the sets that two notes written the same day are often two
+    people's opposite rules; an assistant restating a rule minutes later is not. Dates
+    are read as unknown for such a pair, unless a sentence of one says the opposite of a
+    sentence of the other."""
+    from services.knowledge.conflict_scorer import dates_unread, probability
+    from services.knowledge.conflict_weights import WEIGHTS
+
+    minutes = {name: mean for name, (_, mean, _) in WEIGHTS.items()}
+    minutes.update(gap_days=0.0, same_day=1.0, sentence_polarity_clash=0.0)
+    unread = dates_unread(minutes, WEIGHTS)
+    assert unread["gap_days"] == WEIGHTS["gap_days"][1]
+    assert unread["same_day"] == WEIGHTS["same_day"][1]
+    assert probability(minutes) < probability({**minutes, "sentence_polarity_clash": 1.0})
+    clashing = {**minutes, "sentence_polarity_clash": 1.0}
+    assert dates_unread(clashing, WEIGHTS) == clashing
+    weeks = {**minutes, "gap_days": 3.0, "same_day": 0.0}
+    assert dates_unread(weeks, WEIGHTS) == weeks
