@@ -28,15 +28,15 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
         if record.resolved
         else "unresolved"
     )
-    from services.knowledge.cues import describe_conflict
+    from services.knowledge.conflict_records import what_differs
 
     if record.resolved:  # what the answer says, not what was guessed before it
         winner = {"a_wins": record.a, "b_wins": record.b}.get(record.resolution or "")
         holds = f", {winner} holds" if winner else ""
     else:
         holds = f", {record.holder} holds" if record.holder else ""
-    conflicts = record.evidence.get("cues", {}).get("conflicts", [])
-    about = f" — {describe_conflict(conflicts[0])}" if conflicts else ""
+    differs = what_differs(record.evidence.get("cues", {}))
+    about = f" — {differs}" if differs else ""
     return (
         f"#{record.id} {record.kind}{holds}{about} ({state}; found {record.detected_at})\n"
         f"  A {short(record.a)}\n  B {short(record.b)}"

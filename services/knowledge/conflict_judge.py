@@ -132,11 +132,11 @@ class Judge:
         similarity: float | None = None,
         texts: tuple[PairText, PairText] | None = None,
         restated: Callable[[Memory, Memory, dict[str, float]], float | None] | None = None,
-        floor_steps: Collection[tuple[str, str]] | None = None,
+        version_steps: Collection[tuple[str, str]] | None = None,
     ) -> Verdict:
         a, b = ordered(a, b)
         reading_a, reading_b = readings if readings[0].id == a.id else readings[::-1]
-        cues = compare(reading_a, reading_b, weights, facts, floor_steps)
+        cues = compare(reading_a, reading_b, weights, facts, version_steps)
         cue_score = cues.score()
         scorer_flag: float | None = None  # the scorer's probability, where it flags too
         if similarity is not None:
@@ -244,7 +244,7 @@ def judge_pending(
                 similarity_of(found, a.id, b.id) if _scorer_may_flag(found, a.id, b.id) else None,
                 texts,
                 found.restated,
-                found.floor_steps,
+                found.version_steps,
             )
             if leave_for_model and _model_could_tip(verdict):
                 continue

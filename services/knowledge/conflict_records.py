@@ -345,6 +345,20 @@ def options_for(record: Contradiction) -> list[Option]:
     ]
 
 
+def what_differs(cues: dict[str, Any]) -> str | None:
+    """What a pair's cues (as recorded) read as differing, in a few words: the first
+    conflicting attribute ("timeout: 5 s vs 30 s"), else the runtime floors or the
+    versions CI tests that the later note moves on ("go in CI: 1.21, 1.22 → 1.22, 1.23")."""
+    conflicts = cues.get("conflicts") or []
+    if conflicts:
+        return describe_conflict(conflicts[0])
+    for name, label in (("floor", "{} floor"), ("tested", "{}")):
+        step = cues.get(name)
+        if isinstance(step, dict) and {"runtime", "a", "b"} <= step.keys():
+            return f"{label.format(step['runtime'])}: {step['a']} → {step['b']}"
+    return None
+
+
 def finding_for(record: Contradiction, memories: dict[str, Memory]) -> Finding:
     a, b = memories[record.a], memories[record.b]
     evidence = record.evidence
@@ -353,8 +367,8 @@ def finding_for(record: Contradiction, memories: dict[str, Memory]) -> Finding:
     if by_cues and record.holder in (record.a, record.b):
         recommended = "a_wins" if record.holder == record.a else "b_wins"
     what = "replaces" if record.kind == "supersedes" else "contradicts"
-    conflicts = evidence.get("cues", {}).get("conflicts", [])
-    about = f" ({describe_conflict(conflicts[0])})" if conflicts else ""
+    differs = what_differs(evidence.get("cues", {}))
+    about = f" ({differs})" if differs else ""
     return Finding(
         op="contradictions",
         kind=record.kind,

@@ -38,6 +38,7 @@ from services.knowledge.cues import (
 from services.knowledge.pair_features import PairText, features, read_pair_text
 from services.knowledge.restatements import Vocabulary, restatement_of
 from services.knowledge.runtime_floors import successive_steps
+from services.knowledge.tested_versions import successive_steps as tested_steps
 from services.memory import Memory
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore, current_by_project
@@ -58,9 +59,9 @@ class Scan:
     pairs: dict[tuple[str, str], tuple[float | None, dict[str, Any]]] = field(default_factory=dict)
     facts: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     vocabularies: dict[str | None, Vocabulary] = field(default_factory=dict)
-    # each note and the next to state another runtime floor (`successive_steps`); None
-    # when nothing was scanned: then any two notes stating different floors
-    floor_steps: set[tuple[str, str]] | None = None
+    # each note and the next to state another runtime floor or CI-tested set
+    # (`successive_steps`); None when nothing was scanned: then any two that differ
+    version_steps: set[tuple[str, str]] | None = None
 
     def vocabulary(self, project: str | None) -> Vocabulary | None:
         """The vocabulary of `project`'s current memories, when a scan read them all
@@ -178,8 +179,8 @@ def scan(
     not the memories they are nearest to). At most `scored_cap` pairs only the scorer
     would flag, a project. Nothing is written (see `queue`)."""
 
-    floor_steps: set[tuple[str, str]] = set()
-    result = Scan(facts=facts_of(store), scanned=True, floor_steps=floor_steps)
+    version_steps: set[tuple[str, str]] = set()
+    result = Scan(facts=facts_of(store), scanned=True, version_steps=version_steps)
     for name, memories in current_by_project(store, project).items():
         readings = {m.id: reading_of(m) for m in memories}
         weights = idf_weights(readings.values())
@@ -187,12 +188,11 @@ def scan(
         result.readings.update(readings)
         result.weights[name] = weights
         # an episode records what happened then: a later floor does not make it untrue
+        lasting = [m for m in memories if m.type is not MemoryType.EPISODE]
         steps = successive_steps(
-            (m.id, readings[m.id].created_at, readings[m.id].floors)
-            for m in memories
-            if m.type is not MemoryType.EPISODE
-        )
-        floor_steps.update(steps)
+            (m.id, readings[m.id].created_at, readings[m.id].floors) for m in lasting
+        ) | tested_steps((m.id, readings[m.id].created_at, readings[m.id].tested) for m in lasting)
+        version_steps.update(steps)
         linked: dict[tuple[str, str], float | None] = {
             pair: None
             for pair in _index_pairs(readings, weights) | steps
@@ -229,7 +229,7 @@ def scan(
                         linked.setdefault((min(first, second), max(first, second)), None)
         scored: list[tuple[float, tuple[str, str], float | None, Cues]] = []
         for (first, second), near in linked.items():
-            cues = compare(readings[first], readings[second], weights, result.facts, floor_steps)
+            cues = compare(readings[first], readings[second], weights, result.facts, version_steps)
             if _worth_queueing(cues, near):
                 result.pairs[(first, second)] = (near, cues.to_dict())
                 if (first, second) in closest:

@@ -58,6 +58,7 @@ from services.knowledge.cue_vocabulary import (
 from services.knowledge.evidence import evidence_of, relays
 from services.knowledge.reverts import Reverts, read_reverts, reverted_release
 from services.knowledge.runtime_floors import Floors, floor_step, stated_floors
+from services.knowledge.tested_versions import Tested, matrix_step, versions_under_test
 from services.knowledge.value_moves import Move, moved_value, moves, stated
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.product_versions import product_versions
@@ -97,6 +98,7 @@ class Reading:
     environments: frozenset[str] = frozenset()  # "staging", "production" (`environments`)
     reverts: Reverts = field(default_factory=Reverts)  # what it says was reverted
     floors: Floors = frozenset()  # the runtime floors it states (`runtime_floors`)
+    tested: Tested = frozenset()  # the versions it says CI tests (`tested_versions`)
 
     def current(self, attribute: str) -> frozenset[str]:
         return frozenset(s.value for s in self.statements if s.attribute == attribute and not s.old)
@@ -322,6 +324,7 @@ def read(
         moves=moves(content),
         reverts=read_reverts(title, content),
         floors=stated_floors(title, content),
+        tested=versions_under_test(title, content),
     )
 
 
@@ -339,6 +342,7 @@ class Cues:
     moved: dict[str, str] | None = None  # about, a, b: the later note moves the value
     reverted: dict[str, str] | None = None  # release, about: the later note reverts it
     floor: dict[str, str] | None = None  # runtime, a, b: the later states the next floor
+    tested: dict[str, str] | None = None  # runtime, a, b: the later, CI's next versions
 
     def kinds(self) -> list[str]:
         kinds = []
@@ -358,12 +362,14 @@ class Cues:
             kinds.append("reverted_release")
         if self.floor:
             kinds.append("runtime_floor")
+        if self.tested:
+            kinds.append("tested_versions")
         return kinds
 
     def score(self) -> float:
         """How strongly the cues say the two disagree, 0..1 (0.5 and above: flagged
         without a model; 0.35–0.65 are ties a model may break)."""
-        if self.fact or self.moved or self.reverted or self.floor:
+        if self.fact or self.moved or self.reverted or self.floor or self.tested:
             return 0.9 if self.fact else 0.8
         if self.subject <= 0.0:
             return 0.0
@@ -388,7 +394,7 @@ class Cues:
             data["replaces"] = self.replaces
         if self.change_wording:
             data["change_wording"] = self.change_wording
-        for name in ("fact", "moved", "reverted", "floor"):
+        for name in ("fact", "moved", "reverted", "floor", "tested"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
         return data
@@ -429,13 +435,13 @@ def compare(
     b: Reading,
     weights: Mapping[str, float] | None = None,
     facts: Mapping[str, tuple[str, str, str]] | None = None,
-    floor_steps: Collection[tuple[str, str]] | None = None,
+    version_steps: Collection[tuple[str, str]] | None = None,
 ) -> Cues:
     """The cues between two memories. `weights`: subject-word weights (e.g. inverse
     document frequency in the project); `facts`: memory id → (key, scope, value) from
-    the `fact` table; `floor_steps`: the project's pairs (sorted ids) of a note and the
-    next to state another runtime floor (`successive_steps`; without them, any two
-    notes stating different floors)."""
+    the `fact` table; `version_steps`: the project's pairs (sorted ids) of a note and the
+    next to state another runtime floor or CI-tested set (`successive_steps` of
+    `runtime_floors` and `tested_versions`; without them, any two notes that differ)."""
     cues = Cues(subject_match(a, b, weights))
     if facts and a.id in facts and b.id in facts:
         key_a, scope_a, value_a = facts[a.id]
@@ -471,9 +477,11 @@ def compare(
         cues.moved = moved_value(earlier.said, later.moves)
         if cues.moved is None:  # "0.28.1 backs out … from 0.28.0" (`reverts`)
             cues.reverted = reverted_release(earlier.reverts, later.reverts)
-        if floor_steps is None or (min(a.id, b.id), max(a.id, b.id)) in floor_steps:
+        if version_steps is None or (min(a.id, b.id), max(a.id, b.id)) in version_steps:
             cues.floor = floor_step(earlier.floors, later.floors)
-        cues.replaces = later.id if cues.moved or cues.reverted or cues.floor else None
+            cues.tested = None if cues.floor else matrix_step(earlier.tested, later.tested)
+        replaced = cues.moved or cues.reverted or cues.floor or cues.tested
+        cues.replaces = later.id if replaced else None
     cues.negation = _negation(a, b)
     return cues
 

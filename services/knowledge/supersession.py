@@ -70,6 +70,7 @@ READ_STEP_KINDS = frozenset(
         "reverted_release",
         "fact_key",
         "runtime_floor",
+        "tested_versions",
     }
 )
 

@@ -15,13 +15,19 @@ from services.errors import EngramError
 from services.filters import MemoryFilter
 from services.knowledge import contradictions
 from services.knowledge.conflict_judge import change_kind
-from services.knowledge.conflict_records import FLAG_AT, SCORED_NEIGHBOURS, reading_of, record_of
+from services.knowledge.conflict_records import (
+    FLAG_AT,
+    SCORED_NEIGHBOURS,
+    reading_of,
+    record_of,
+    what_differs,
+)
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,
     is_conflict,
 )
-from services.knowledge.cues import Cues, compare, describe_conflict
+from services.knowledge.cues import Cues, compare
 from services.knowledge.current_truth import replacement
 from services.knowledge.pair_features import (
     CHANGE,
@@ -250,12 +256,13 @@ def declined(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCan
 
 def why(earlier: PairText, later: PairText, cues: Cues) -> str:
     """The reason a pair looks like a change, in a few words a person can check."""
-    reasons = [describe_conflict(conflict) for conflict in cues.conflicts[:1]]
+    differs = what_differs(cues.to_dict())
+    reasons = [differs] if differs else []
     change = CHANGE.search(later.plain)
     if change:
         reasons.append(f"the new one says “{change.group(0)}”")
     step = _version_step(earlier.versions, later.versions - earlier.versions)
-    if step and not cues.conflicts:
+    if step and not differs:
         reasons.append(step)
     if not reasons:
         reasons.append("same subject, different statement")

@@ -733,3 +733,19 @@ def test_the_hint_after_add_says_search_reranks_when_a_holder_was_guessed(
     assert record["kind"] == "contradiction" and record["holder"] not in (None, old)
     assert "search ranks the new memory above what it may replace" in shown
     assert "both are kept" not in shown
+
+
+def test_a_note_giving_the_versions_ci_tests_now_may_replace_the_last_matrix(
+    engram_cli: Any,
+) -> None:
+    """CI matrices move on and share versions (1.21/1.22 → 1.22/1.23): the later note
+    is offered as replacing the earlier, the reason naming both sets."""
+    old = engram_cli.add(
+        "go.yml tests the two supported Go releases, 1.21.x and 1.22.x.", "-p", "z"
+    )
+    new = engram_cli.json("add", 'CI matrix is now ["1.22.x", "1.23.x"] (#1464).', "-p", "z")
+    (candidate,) = new["may_replace"]
+    assert candidate["id"] == old and candidate["kind"] == "supersedes"
+    assert "go in CI: 1.21, 1.22 → 1.22, 1.23" in candidate["reason"]
+    listed = engram_cli.ok("contradictions", "list").stdout
+    assert "go in CI: 1.21, 1.22 → 1.22, 1.23" in listed

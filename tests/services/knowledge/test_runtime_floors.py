@@ -87,7 +87,7 @@ def test_only_the_next_floor_replaces_a_note() -> None:
     # a chain's ends are no pair of their own: the middle note's step says it
     old = read("m1", "py", "Python floor is 3.8.", (), "2024-01-01")
     newest = read("m4", "py", "requires Python 3.10.", (), "2026-01-01")
-    assert compare(old, newest, floor_steps=successive_steps(notes)).floor is None
+    assert compare(old, newest, version_steps=successive_steps(notes)).floor is None
     assert compare(old, newest).floor is not None  # without the project's notes: any two
 
 
