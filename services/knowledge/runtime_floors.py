@@ -87,6 +87,9 @@ _SPEC = re.compile(_SPEC_AFTER, re.IGNORECASE)
 _SPEC_RUNTIME = {"node": r"^[\s\"':={]*node\b", "go": r"^\s*go\s+(?=\d)"}  # `"node": …`, `go 1.22`
 
 
+# Go writes its own versions glued ("require go1.22", toolchain go1.22.3); a build
+# constraint (`//go:build go1.21`) names the files' needs, not the module's floor.
+_GLUED_GO = re.compile(r"(?<!build )(?<![\w:/.-])go(?=1\.\d)", re.IGNORECASE)
 _FLOOR_WORD = re.compile(r"\b(?:msrv|floor|minimum|lowest|oldest)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z][a-z.]*[a-z]")
 # Where a clause ends: a version after it is not the one a floor word before it names.
@@ -154,6 +157,7 @@ def _floors(title: str, content: str, runtimes: Iterable[str]) -> dict[str, list
     words_of = {runtime: frozenset(stem(w) for w in RUNTIME_WORDS[runtime]) for runtime in runtimes}
     found: dict[str, list[Quantity]] = {runtime: [] for runtime in words_of}
     for sentence in (title, *sentences(content)):
+        sentence = _GLUED_GO.sub("go ", sentence)
         if not _REQUIREMENT.search(sentence):
             continue
         said = {stem(w) for w in _WORD.findall(f"{title} {sentence}".lower())}

@@ -31,6 +31,13 @@ from services.knowledge.runtime_floors import floor_step, stated_floors, success
         ("go.mod", "go.mod: `go 1.22` (#1017). Loops use range-over-int.", {("go", "1.22")}),
         ("minimum Go", "chi needs Go 1.23 from here on; Go 1.26 is out.", {("go", "1.23")}),
         ("MSRV", "MSRV: 1.79. syntect 5.3 wouldn't compile on older.", {("rust", "1.79")}),
+        # Go's own spelling of a version; a build constraint is the files' need
+        ("minimum Go", "go.mod: require go1.22 (#2026).", {("go", "1.22")}),
+        (
+            "slog",
+            "these files carry `//go:build go1.21`; go.mod still says go 1.19.",
+            {("go", "1.19")},
+        ),
         ("node", "root package.json engines is now `>=18`.", {("node", "18")}),
         ("MSRV", "MSRV moved 1.63 -> 1.64 with the connector PR.", {("rust", "1.64")}),
         ("MSRV bumped", "MSRV went from 1.75 to 1.82 (#3844).", {("rust", "1.82")}),
