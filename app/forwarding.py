@@ -28,7 +28,7 @@ def run_captured(
     stdout_tty: bool = False,
     width: int | None = None,
     color_system: str | None = None,
-    ask: Callable[[str, bool], bool] | None = None,
+    ask: Callable[[str, bool | None], bool | None] | None = None,
 ) -> Answer:
     """Run `engram ARGV` here; its output and status as a shell would have seen them."""
     import click

@@ -175,13 +175,16 @@ class EngramService:
             return
         from app.forwarding import run_captured
 
-        def ask(question: str, default: bool) -> bool:
+        def ask(question: str, default: bool | None) -> bool | None:
             try:
                 channel.send({"op": "ask", "question": question, "default": default})
                 answer = channel.receive()
             except (OSError, ProtocolError):
                 return default
-            return bool(answer.get("yes", default)) if answer.get("op") == "answer" else default
+            if answer.get("op") != "answer":
+                return default
+            yes = answer.get("yes", default)
+            return None if yes is None else bool(yes)
 
         started = time.perf_counter()
         self.engram.settings.refresh()  # `engram config set` in another process

@@ -211,16 +211,20 @@ def _set_timeout(connection: socket.socket, deadline: float | None) -> None:
     connection.settimeout(remaining)
 
 
-def _ask_here(message: dict[str, object]) -> bool:
-    default = bool(message.get("default", False))
-    prompt = f"{message.get('question', '')} [{'Y/n' if default else 'y/N'}]: "
+def _ask_here(message: dict[str, object]) -> bool | None:
+    """The person's answer; with a `default` of null, Enter (or no input) is None."""
+    default = message.get("default", False)
+    later = default is None
+    choices = "y/n, Enter: decide later" if later else "Y/n" if default else "y/N"
     try:
-        sys.stderr.write(prompt)
+        sys.stderr.write(f"{message.get('question', '')} [{choices}]: ")
         sys.stderr.flush()
         reply = sys.stdin.readline().strip().lower()
     except (OSError, KeyboardInterrupt):
-        return False
-    return default if not reply else reply in ("y", "yes")
+        return None if later else False
+    if later:
+        return True if reply in ("y", "yes") else False if reply in ("n", "no") else None
+    return bool(default) if not reply else reply in ("y", "yes")
 
 
 def print_answer(answer: Answer) -> None:

@@ -4,7 +4,9 @@ socket: one JSON object per line.
 - `{"op": "ping"}` → `{"op": "pong", "pid", "protocol", "data_dir", "started"}`
 - `{"op": "run", "protocol", "argv", "cwd", "stdin" (base64), "stdin_tty",
   "stdout_tty", "width", "color_system"}` → any number of
-  `{"op": "ask", "question", "default"}` (answered by `{"op": "answer", "yes"}`), then
+  `{"op": "ask", "question", "default"}` (answered by `{"op": "answer", "yes"}`; a
+  `default` of null asks for yes, no or nothing yet, and `yes` is then null for
+  nothing), then
   `{"op": "done", "exit", "stdout", "stderr"}`; or `{"op": "refused", "reason"}` when
   the service will not run it (nothing was done: the client runs it itself).
 

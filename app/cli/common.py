@@ -42,7 +42,7 @@ class Terminal:
     stdout_tty: bool = False
     width: int | None = None
     color_system: str | None = None
-    ask: Callable[[str, bool], bool] | None = None
+    ask: Callable[[str, bool | None], bool | None] | None = None
 
 
 _TERMINAL: ContextVar[Terminal | None] = ContextVar("engram_terminal", default=None)
@@ -253,13 +253,25 @@ def _echo(text: str, err: bool = False) -> None:
         click.echo(text, file=streams.stderr if err else streams.stdout, color=False)
 
 
-def ask(question: str, default: bool = False) -> bool:
+LATER = "[y/n, Enter: decide later]"
+
+
+def ask(question: str, default: bool | None = False) -> bool | None:
     """A yes/no question to the person at the terminal (the client's, for a command
-    the service runs)."""
+    the service runs). With `default` None, Enter answers nothing (None): a question
+    whose answer is kept for good must not be answered by a key pressed to move on."""
     streams = _TERMINAL.get()
     if streams is not None:
         return streams.ask(question, default) if streams.ask is not None else default
-    return click.confirm(question, default=default)
+    if default is not None:
+        return click.confirm(question, default=default)
+    return yes_no_or_later(click.prompt(f"{question} {LATER}", default="", show_default=False))
+
+
+def yes_no_or_later(reply: str) -> bool | None:
+    """'y'/'yes' → True, 'n'/'no' → False, anything else (Enter) → None."""
+    word = reply.strip().lower()
+    return True if word in ("y", "yes") else False if word in ("n", "no") else None
 
 
 def read_stdin(limit: int | None = None) -> bytes:
@@ -332,15 +344,20 @@ def console() -> Any:
 
     streams = _TERMINAL.get()
     if streams is None:
-        return SafeConsole(highlight=False, soft_wrap=False)
-    return SafeConsole(
-        file=streams.stdout,
-        width=streams.width,
-        force_terminal=streams.stdout_tty,
-        color_system=streams.color_system if streams.stdout_tty else None,  # type: ignore[arg-type]
-        highlight=False,
-        soft_wrap=False,
-    )
+        made = SafeConsole(highlight=False, soft_wrap=False)
+    else:
+        made = SafeConsole(
+            file=streams.stdout,
+            width=streams.width,
+            force_terminal=streams.stdout_tty,
+            color_system=streams.color_system if streams.stdout_tty else None,  # type: ignore[arg-type]
+            highlight=False,
+            soft_wrap=False,
+        )
+    # A pipe or a file gets whole lines (`engram stats | grep`), not lines wrapped at a
+    # width no terminal asked for.
+    made.soft_wrap = not made.is_terminal
+    return made
 
 
 def json_option(function: F) -> F:

@@ -390,10 +390,10 @@ def _check(engram: Any, memory: Any) -> Any:
 
 
 def _answer(question: str) -> bool | None:
-    """The answer to a yes/no question; None when the input ended before one came (a
-    piped answer for the first of several questions)."""
+    """The answer to a yes/no question; None when the person pressed Enter without one,
+    or the input ended before one came (a piped answer for the first of several)."""
     try:
-        return ask(question, default=False)
+        return ask(question, default=None)
     except (click.exceptions.Abort, EOFError):
         return None
 

@@ -170,6 +170,10 @@ def search(
 
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries-file (not both)")
+    if query is not None and not query.strip():
+        raise click.UsageError(
+            'the QUERY is empty; search e.g. "connection pool timeout" (`engram list` lists)'
+        )
     engram = state.engram(embeds=retriever != "lexical")
     limit = limit or engram.settings.get_int("retrieval.limit")
     flt = build_filter(state, filters)

@@ -668,13 +668,15 @@ def test_deep_listings_say_which_memories_no_longer_hold(engram_cli: Any) -> Non
     assert {r["id"]: r["superseded_by"] for r in hits}[old] == new
 
 
-@pytest.mark.parametrize("answers", ["y\n", "n\nn\n", ""])
+@pytest.mark.parametrize("answers", ["y\n", "n\nn\n", "", "\n\n"])
 def test_answers_at_the_terminal_apply_and_an_ended_input_keeps_proposals(
     engram_cli: Any, monkeypatch: pytest.MonkeyPatch, answers: str
 ) -> None:
     """Two notes the new one may replace. A yes applies at once; a no settles the pair
     (both hold, not proposed again, nothing marked outdated); a question the input ended
-    before keeps its pair as an open proposal, and the command does not abort."""
+    before, or answered with Enter alone (a new user's Enter had settled a 1.00
+    replacement for good), keeps its pair as an open proposal, and the command does not
+    abort."""
     import app.cli.memories
 
     floor = engram_cli.add(

@@ -231,3 +231,25 @@ def test_a_search_inside_a_repository_puts_what_its_manifest_refutes_last(
     monkeypatch.chdir(tmp_path)  # outside the repository nothing is judged
     outside = engram_cli.json("search", "which node version does webpack need", "-p", "webpack")
     assert all(r["refuted_by"] is None for r in outside["results"])
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n"])
+def test_an_empty_query_is_refused_not_answered_with_whatever_ranks_first(
+    engram_cli: EngramCli, query: str
+) -> None:
+    engram_cli.add("The pool timeout is 30 s.", "-p", "p")
+    result = engram_cli("search", query)
+    assert result.exit_code == 2 and "QUERY is empty" in result.stderr
+
+
+def test_output_to_a_pipe_keeps_whole_lines(engram_cli: EngramCli) -> None:
+    """`engram search … | grep` and `engram stats | cat` had lines wrapped at 80
+    columns: a title cut in two, "pitfall: ⏎1"."""
+    title = "The pool timeout is 30 s, and this sentence runs well past eighty columns on purpose"
+    engram_cli.add(title, "-p", "p", "-t", "pitfall")
+    found = engram_cli.ok("search", "pool timeout").stdout
+    assert any(title[:70] in line and "p-" in line for line in found.splitlines())
+    stats = engram_cli.ok("stats").stdout
+    assert any(
+        "contradictions open" in line and "communities" in line for line in stats.splitlines()
+    )

@@ -110,6 +110,7 @@ def test_a_question_goes_to_the_client_and_its_answer_applies(
         question = channel.receive()
         assert question["op"] == "ask"
         assert old_id in question["question"]
+        assert question["default"] is None  # Enter at the client answers nothing
         channel.send({"op": "answer", "yes": True})
         done = channel.receive()
     assert done["op"] == "done" and done["exit"] == 0
@@ -344,3 +345,26 @@ def test_many_clients_at_once_each_get_their_own_answer(
         answers = list(pool.map(show, [*ids, *ids, *ids, *ids]))
     assert len(answers) == 16
     assert all(content == f"The {word} worker retries twice" for word, content in answers)
+
+
+@pytest.mark.parametrize(
+    ("default", "typed", "answer"),
+    [
+        (None, "y\n", True),
+        (None, "no\n", False),
+        (None, "\n", None),  # Enter alone: decide later
+        (None, "", None),  # the input ended
+        (False, "\n", False),
+        (True, "\n", True),
+        (False, "yes\n", True),
+    ],
+)
+def test_the_client_answers_a_question_with_yes_no_or_nothing_yet(
+    monkeypatch: pytest.MonkeyPatch, default: bool | None, typed: str, answer: bool | None
+) -> None:
+    import io
+
+    from app.service_client import _ask_here
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+    assert _ask_here({"op": "ask", "question": "Does it replace x?", "default": default}) is answer
