@@ -6,7 +6,8 @@ What each signal predicts, and at which score (0–1, before learning):
 
 - file opened/saved: memories that mention an identifier the file defines (1.0) or
   imports from the project (0.85) or from a package (0.5; standard-library names are
-  ignored), that point at the file (0.7) or at its folder by glob (0.5), and
+  ignored), that point at the file (1.0, or by a glob over file names such as
+  `src/db/*.py`: 0.7) or at its folder (`src/`, `src/**`: 0.5), and
   memories about sibling files of the same module (0.3). Decisions and constraints about
   the file are critical (tier 1).
 - branch checkout: memories recorded on the branch or tagged with its slug (0.9), and
@@ -327,6 +328,8 @@ class PredictiveEngine:
         for match in pointing:
             if match.exact:
                 scores.add(match.memory_id, CROWDED_FILE if crowded else 1.0, f"file_ref: {path}")
+            elif match.by_name:  # `django/db/models/*.py`: these files, by name
+                scores.add(match.memory_id, DIRECT, f"file_ref glob matching {path}")
             else:
                 scores.add(match.memory_id, 0.5, f"folder of {path}")
         self._naming_the_file(scores, project, at, path)

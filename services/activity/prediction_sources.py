@@ -51,6 +51,7 @@ def error_heads(line: str, most: int = 4) -> list[str]:
 class FileRefMatch:
     memory_id: str
     exact: bool  # the ref names this path (else a glob or folder matches it)
+    by_name: bool = False  # not exact: a glob over file names matches it (`names_files`)
 
 
 # Extensions a file keeps its identity across when it is renamed: `lib/cli/run.js` that
@@ -71,6 +72,14 @@ def renamed_extension(ref: str, path: str) -> bool:
     if not stem_ref or stem_ref != stem_path or ext_ref == ext_path or "/" in ext_ref:
         return False
     return any(ext_ref in family and ext_path in family for family in _RENAMED_EXTENSIONS)
+
+
+def names_files(ref: str) -> bool:
+    """Whether a glob picks files by their names in one folder (`django/db/models/*.py`,
+    `src/*.test.ts`): a pointer at those files, unlike a folder's whole tree (`src/**`,
+    `examples/**/package.json`), which is only near them."""
+    ref = ref.strip()
+    return "**" not in ref and any(ch in ref.rsplit("/", 1)[-1] for ch in "*?[")
 
 
 def ref_matches(ref: str, path: str) -> bool | None:
@@ -192,6 +201,7 @@ class PredictionSources:
         matches: list[FileRefMatch] = []
         for memory_id, refs in self.file_refs(project):
             best: bool | None = None
+            by_name = False
             for ref in refs:
                 result = ref_matches(ref, path)
                 if result:
@@ -199,8 +209,9 @@ class PredictionSources:
                     break
                 if result is False:
                     best = False
+                    by_name = by_name or names_files(ref)
             if best is not None:
-                matches.append(FileRefMatch(memory_id, best))
+                matches.append(FileRefMatch(memory_id, best, by_name and not best))
         return matches
 
     def naming_file(self, subject: str, project: str | None) -> list[str]:

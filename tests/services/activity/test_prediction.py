@@ -446,3 +446,41 @@ def test_with_an_error_in_focus_a_fix_for_another_error_of_the_file_is_only_poin
     # Ten minutes on, the user may have moved on: the file's other fixes count again.
     critical, _, _ = tiers(engine.observe(opened(path, at=T0 + timedelta(minutes=10))))
     assert "other" in critical
+
+
+def test_a_glob_over_file_names_points_at_the_file_a_folder_glob_only_near_it(
+    store: MemoryStore,
+) -> None:
+    """`django/db/models/*.py` names the files it matches: a new user's note with that
+    file_ref had been left in the index for `django/db/models/query.py`."""
+    path = "src/ledgerly/billing/refunds.py"
+    seed(
+        store,
+        "by-name",
+        "Billing modules need a ledger test run.",
+        file_refs=["src/ledgerly/billing/*.py"],
+    )
+    seed(store, "tree", "Billing code is reviewed by finance.", file_refs=["src/ledgerly/**"])
+    seed(store, "other", "Only the tests.", file_refs=["src/ledgerly/billing/test_*.py"])
+    critical, relevant, related = tiers(PredictiveEngine(store).observe(opened(path)))
+    assert "by-name" in critical
+    assert "tree" in relevant + related and "tree" not in critical
+    assert "other" not in critical  # same folder, another name: only near it
+
+
+@pytest.mark.parametrize(
+    ("ref", "by_name"),
+    [
+        ("django/db/models/*.py", True),
+        ("src/*.test.ts", True),
+        ("docs/releases/[0-9]*.txt", True),
+        ("src/**", False),
+        ("examples/**/package.json", False),
+        ("src/app.py", False),
+        ("src/", False),
+    ],
+)
+def test_which_globs_name_files(ref: str, by_name: bool) -> None:
+    from services.activity.prediction_sources import names_files
+
+    assert names_files(ref) is by_name
