@@ -9,7 +9,9 @@ so the fitted scorers see two similar notes (the duplicate scorer often claims t
 A clause that states a default ("by default", "defaults to", "the default … is", "out
 of the box", "unless you opt in") is read into a `DefaultClaim`: whether it says the
 thing is on or off, the attribute values it gives (durations, sizes, counts… as the cues
-read them) and the literal values it quotes (`true`, `'auto'`). Two claims about the
+read them) and the literal values it quotes (`true`, `'auto'`) or names as code right
+after "defaults to" ("defaults to 'django.db.models.AutoField'", "defaults to
+BigAutoField": a dotted path is its last part). Two claims about the
 same subject (a subject word in common; a code name counts by its parts too, so
 `testTimeout` is about tests) disagree when they give one attribute other values, quote
 other literals, or, where neither gives a value, one says on and the other off. A claim
@@ -45,6 +47,15 @@ _OFF = re.compile(
 # "… unless you opt out" says it happens by default, whatever negation precedes it.
 _ON_ANYWAY = re.compile(r"\bunless you opt[- ]?out\b|\bopt[- ]out\b", re.IGNORECASE)
 _LITERAL = re.compile(r"'([^'\s]{1,20})'|\"([^\"\s]{1,20})\"|\b(true|false|none|null)\b", re.I)
+# The value named right after "defaults to" / "the default is": quoted, or a code name
+# ("defaults to 'django.db.models.AutoField'", "defaults to BigAutoField").
+_NAMED_DEFAULT = re.compile(
+    r"\bdefaults? (?:is|are|was|to|=|of)\s+"
+    r"(?:`(?P<code>[^`\n]{1,60})`|'(?P<single>[^'\s]{1,60})'|\"(?P<double>[^\"\s]{1,60})\"|"
+    r"(?P<word>[A-Za-z_][\w.]*\w))",
+    re.IGNORECASE,
+)
+_CODE_WORD = re.compile(r"[a-z0-9]_|_[a-z0-9]|[a-z][A-Z]|[A-Za-z]\.[A-Za-z]")  # not "the"
 # Where one claim ends: sentence ends, dashes, brackets, and a contrast.
 _CLAUSE_END = re.compile(r"(?<=[.!?;:])\s+|\s+[-—–]+\s+|\s*\(|\)\s*|\s+but\s+")
 _WORD = re.compile(r"[a-z][a-z0-9_]{3,}")
@@ -71,6 +82,7 @@ def read_defaults(title: str, content: str) -> tuple[DefaultClaim, ...]:
             continue
         lower = clause.lower()
         literals = {next(g for g in m.groups() if g).lower() for m in _LITERAL.finditer(clause)}
+        literals |= _named_values(clause)
         claims.append(
             DefaultClaim(
                 on=bool(_ON_ANYWAY.search(lower)) or not _OFF.search(lower),
@@ -80,6 +92,21 @@ def read_defaults(title: str, content: str) -> tuple[DefaultClaim, ...]:
             )
         )
     return tuple(claims)
+
+
+def _named_values(clause: str) -> set[str]:
+    """The values a clause names as the default, as their last dotted part in lower case
+    (`django.db.models.AutoField` and `AutoField` are one value)."""
+    found = set()
+    for match in _NAMED_DEFAULT.finditer(clause):
+        word = match.group("word")
+        if word is not None and not _CODE_WORD.search(word):
+            continue  # "defaults to the first one": words, not a value
+        value = next(g for g in match.group("code", "single", "double", "word") if g)
+        if re.fullmatch(r"[\w.]+", value) and not re.fullmatch(r"[\d.]+", value):
+            value = value.rstrip(".").rsplit(".", 1)[-1]
+        found.add(value.lower())
+    return found
 
 
 def _subject(clause: str) -> frozenset[str]:

@@ -29,6 +29,7 @@ from services.knowledge.conflict_scorer import (
 )
 from services.knowledge.cues import Cues, compare
 from services.knowledge.current_truth import replacement
+from services.knowledge.default_claims import defaults_clash
 from services.knowledge.pair_features import (
     CHANGE,
     PairText,
@@ -256,7 +257,7 @@ def declined(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCan
 
 def why(earlier: PairText, later: PairText, cues: Cues) -> str:
     """The reason a pair looks like a change, in a few words a person can check."""
-    differs = what_differs(cues.to_dict())
+    differs = what_differs(cues.to_dict()) or defaults_clash(earlier.defaults, later.defaults)
     reasons = [differs] if differs else []
     change = CHANGE.search(later.plain)
     if change:

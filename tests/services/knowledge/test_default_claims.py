@@ -118,3 +118,19 @@ def test_a_clash_between_unlike_notes_is_left_to_the_scorers() -> None:
     assert features(*texts, cosine=0.3)["defaults_clash"] == 1.0
     assert not defaults_disagree(features(*texts, cosine=0.3))  # the scorers decide alone
     assert defaults_disagree(features(*texts, cosine=0.6))
+
+
+def test_a_default_named_as_code_is_a_value() -> None:
+    """A new user's misremembered default ("defaults to BigAutoField" against "defaults
+    to 'django.db.models.AutoField'") had been offered as repeating the right note."""
+    right = read_defaults(
+        "",
+        "DEFAULT_AUTO_FIELD defaults to 'django.db.models.AutoField' in global_settings.py; "
+        "the startproject template sets BigAutoField in each app's AppConfig.",
+    )
+    wrong = read_defaults("", "DEFAULT_AUTO_FIELD defaults to BigAutoField in global_settings.py.")
+    assert defaults_clash(right, wrong) == "default: autofield vs bigautofield"
+    same = read_defaults("", "The default is `AutoField` for DEFAULT_AUTO_FIELD.")
+    assert defaults_clash(right, same) is None  # the dotted path and the name are one value
+    words = read_defaults("", "DEFAULT_AUTO_FIELD defaults to the first field type listed.")
+    assert defaults_clash(right, words) is None  # words, not a value
