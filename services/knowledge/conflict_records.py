@@ -346,17 +346,16 @@ def options_for(record: Contradiction) -> list[Option]:
 
 
 def what_differs(cues: dict[str, Any]) -> str | None:
-    """What a pair's cues (as recorded) read as differing, in a few words: the first
-    conflicting attribute ("timeout: 5 s vs 30 s"), else the runtime floors or the
-    versions CI tests that the later note moves on ("go in CI: 1.21, 1.22 → 1.22, 1.23")."""
-    conflicts = cues.get("conflicts") or []
-    if conflicts:
-        return describe_conflict(conflicts[0])
+    """What a pair's cues (as recorded) read as differing, in a few words: the runtime
+    floor or the versions CI tests that the later note moves on ("python floor: 3.8 →
+    3.9", "go in CI: 1.21, 1.22 → 1.22, 1.23"), else the first conflicting attribute
+    ("timeout: 5 s vs 30 s")."""
     for name, label in (("floor", "{} floor"), ("tested", "{}")):
         step = cues.get(name)
         if isinstance(step, dict) and {"runtime", "a", "b"} <= step.keys():
             return f"{label.format(step['runtime'])}: {step['a']} → {step['b']}"
-    return None
+    conflicts = cues.get("conflicts") or []
+    return describe_conflict(conflicts[0]) if conflicts else None
 
 
 def finding_for(record: Contradiction, memories: dict[str, Memory]) -> Finding:
