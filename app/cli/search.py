@@ -99,7 +99,7 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
         try:
             item = json.loads(line)
         except json.JSONDecodeError as error:
-            problems.append(Problem(where, f"invalid JSON ({error.msg})"))
+            problems.append(Problem(f"{where}:{error.colno}", f"invalid JSON ({error.msg})"))
             continue
         if not isinstance(item, dict) or not isinstance(item.get("query"), str):
             problems.append(Problem(where, "expected an object with a string 'query'"))

@@ -112,7 +112,8 @@ def parse_import(
             try:
                 records.append((f"{where}:{number}", json.loads(line)))
             except json.JSONDecodeError as error:
-                problems.append(Problem(f"{where}:{number}", f"invalid JSON ({error.msg})"))
+                column = f"{where}:{number}:{error.colno}"  # the line is the document
+                problems.append(Problem(column, f"invalid JSON ({error.msg})"))
             except (ValueError, RecursionError) as error:  # huge number, deep nesting
                 problems.append(Problem(f"{where}:{number}", f"invalid JSON ({error})"))
     memories: list[Memory] = []

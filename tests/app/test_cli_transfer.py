@@ -154,7 +154,7 @@ def test_import_is_all_or_nothing(tmp_path: Path, corpus_cli: EngramCli) -> None
 
     result = corpus_cli("import", source)
     assert result.exit_code == 2
-    assert f"{source}:3: invalid JSON" in result.stderr
+    assert f"{source}:3:28: invalid JSON (Unterminated string" in result.stderr
     assert f"{source}:5: unknown type 'opinion'" in result.stderr
     assert "nothing was imported" in result.stderr
     assert result.stdout == ""
@@ -206,7 +206,7 @@ def test_import_reports_many_problems_shortened(tmp_path: Path, engram_cli: Engr
     result = engram_cli("import", source)
     assert result.exit_code == 2
     assert "250 problem(s)" in result.stderr
-    assert f"{source}:200: invalid JSON" in result.stderr
+    assert f"{source}:200:1: invalid JSON" in result.stderr
     assert f"{source}:201:" not in result.stderr
     assert "and 50 more" in result.stderr
 

@@ -43,7 +43,7 @@ def test_valid_jsonl() -> None:
 
 def test_malformed_json_line_is_named() -> None:
     found = problems_of(jsonl(line(id="a"), '{"content": "x",', line(id="c"), "not json"))
-    assert [where for where, _ in found] == ["in.jsonl:2", "in.jsonl:4"]
+    assert [where for where, _ in found] == ["in.jsonl:2:17", "in.jsonl:4:1"]  # line:column
     assert all(reason.startswith("invalid JSON") for _, reason in found)
 
 
@@ -314,7 +314,7 @@ def test_a_malformed_document_is_one_problem_where_json_puts_it() -> None:
     raw += b' {"id":"y" "type":"fact"}\n]}\n'
     assert problems_of(raw, "f.json") == [("f.json:3:12", "Expecting ',' delimiter")]
     broken_first_line = jsonl('{"content": "x",', line(id="b"))  # JSONL still, line by line
-    assert [where for where, _ in problems_of(broken_first_line)] == ["in.jsonl:1"]
+    assert [where for where, _ in problems_of(broken_first_line)] == ["in.jsonl:1:17"]
 
 
 @settings(max_examples=100, deadline=None)
