@@ -120,7 +120,7 @@ def test_batch_search_with_a_bad_line_prints_nothing(corpus_cli: EngramCli, tmp_
     assert result.stdout == ""
     for line in (2, 3):
         assert f"{source}:{line}: expected an object with a string 'query'" in result.stderr
-    assert f"{source}:4: invalid JSON" in result.stderr
+    assert f"{source}:4:1: invalid JSON" in result.stderr
     assert f"{source}:5: 'project' must be a string" in result.stderr
 
 
