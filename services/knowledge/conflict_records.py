@@ -304,7 +304,10 @@ def resolve(
 
 def supersede(store: MemoryStore, winner: Memory, loser: Memory, now: str) -> bool:
     """`loser` no longer holds: it keeps its text and tier, gets `valid_to` and
-    `superseded_by`; `winner` gets `supersedes` (unless it already names another)."""
+    `superseded_by`; `winner` gets `supersedes` (unless it already names another) and
+    the files `loser` pointed at, so the context for those files shows what holds now
+    (a new user's replacement, written without file references, had left the file's
+    context to unrelated notes)."""
     winner_start = winner.valid_from or winner.created_at
     loser_start = loser.valid_from or loser.created_at
     try:
@@ -315,8 +318,14 @@ def supersede(store: MemoryStore, winner: Memory, loser: Memory, now: str) -> bo
         loser.id,
         {"superseded_by": winner.id, "valid_to": winner_start if later else now},
     )
+    changes: dict[str, object] = {}
     if winner.supersedes is None:
-        store.update(winner.id, {"supersedes": loser.id})
+        changes["supersedes"] = loser.id
+    inherited = [ref for ref in loser.file_refs if ref not in winner.file_refs]
+    if inherited:
+        changes["file_refs"] = [*winner.file_refs, *inherited]
+    if changes:
+        store.update(winner.id, changes)
     return True
 
 

@@ -110,6 +110,22 @@ def test_declared_supersession_applies_at_once_and_keeps_history(engram: Engram)
     assert old.id not in [r.memory.id for r in standard.results]
 
 
+def test_a_replacement_takes_over_the_files_the_replaced_note_pointed_at(engram: Engram) -> None:
+    """The context for a file finds memories by their file_refs: a replacement written
+    without them had left the file to unrelated notes."""
+    old = engram.service.add(
+        {"content": "Use `timezone.utc` for aware datetimes.", "project": "dj",
+         "file_refs": ["django/utils/timezone.py", "docs/tz.txt"]}
+    )  # fmt: skip
+    new = engram.service.add(
+        {"content": "`timezone.utc` is gone in 5.0: use `datetime.timezone.utc`.",
+         "project": "dj", "file_refs": ["docs/tz.txt"]}
+    )  # fmt: skip
+    supersession.declare(engram.store, new.id, [old.id])
+    assert engram.store.get(new.id).file_refs == ["docs/tz.txt", "django/utils/timezone.py"]
+    assert engram.store.get(old.id).file_refs == ["django/utils/timezone.py", "docs/tz.txt"]
+
+
 def test_declaring_the_replaced_note_right_after_all_reverses_the_replacement(
     engram: Engram,
 ) -> None:
