@@ -113,11 +113,12 @@ def run_links(context: RemContext) -> OperationResult:
 
 
 def run_clusters(context: RemContext) -> OperationResult:
-    from services.rem.ops.clusters import cluster_findings, find_clusters
+    from services.rem.ops.clusters import cluster_findings, find_clusters, open_disputes
 
     store = context.service.store
     clusters = find_clusters(store, context.vectors, context.model_id, context.project)
-    return OperationResult(cluster_findings(clusters, context.llm))
+    disputes = open_disputes(store, clusters)
+    return OperationResult(cluster_findings(clusters, context.llm, disputes=disputes))
 
 
 def run_communities(context: RemContext) -> OperationResult:

@@ -203,11 +203,39 @@ def disagreeing(memories: list[Memory]) -> str | None:
     return None
 
 
+def open_disputes(store: MemoryStore, clusters: list[list[Memory]]) -> dict[int, str]:
+    """For each cluster (by its index) with an open contradiction or proposed replacement
+    between two of its members, what it is ("demo-3 may replace demo-1")."""
+    from services.knowledge.conflict_records import record_of
+    from services.storage.contradictions import open_rows_about
+
+    member_of = {m.id: index for index, memories in enumerate(clusters) for m in memories}
+    disputes: dict[int, str] = {}
+    for record in map(record_of, open_rows_about(store, member_of)):
+        index = member_of.get(record.a)
+        if index is None or member_of.get(record.b) != index or index in disputes:
+            continue
+        holder = record.holder if record.holder in (record.a, record.b) else None
+        other = record.a if holder == record.b else record.b
+        disputes[index] = (
+            f"{holder} may replace {other}"
+            if record.kind == "supersedes" and holder
+            else f"{record.a} and {record.b} may contradict each other"
+        )
+    return disputes
+
+
 def cluster_findings(
-    clusters: list[list[Memory]], llm: LLM | None, max_llm: int = MAX_LLM_SUMMARIES
+    clusters: list[list[Memory]],
+    llm: LLM | None,
+    max_llm: int = MAX_LLM_SUMMARIES,
+    disputes: dict[int, str] | None = None,
 ) -> list[Finding]:
     """One finding per cluster; the largest `max_llm` clusters get LLM prose, the rest a
-    derived summary (their facts are kept either way)."""
+    derived summary (their facts are kept either way). A cluster whose members disagree
+    (a value the cues read differently, or an open contradiction or proposed replacement
+    between two of them, `disputes`) is proposed with skip recommended: a summary would
+    state the old value beside the new as if both held."""
     findings = []
     by_size = sorted(range(len(clusters)), key=lambda i: -len(clusters[i]))
     with_llm = set(by_size[:max_llm]) if llm is not None else set()
@@ -215,7 +243,7 @@ def cluster_findings(
     for number, memories in enumerate(clusters):
         chosen = llm if number in with_llm else None
         title, content, how = write_summary(memories, chosen, budget=budget)
-        disagreement = disagreeing(memories)
+        disagreement = disagreeing(memories) or (disputes or {}).get(number)
         summary = f"{len(memories)} related memories could share a summary: {title}"
         if disagreement:
             summary += f" (they disagree: {disagreement}; settle that first)"

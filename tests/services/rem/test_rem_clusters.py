@@ -172,3 +172,21 @@ def test_a_cluster_whose_notes_disagree_is_not_recommended() -> None:
     assert finding.detail["disagree"] == "timeout: 30 s vs 5 s"
     (agreeing,) = cluster_findings([PLANTED], None)
     assert agreeing.recommended == "create" and agreeing.detail["disagree"] is None
+
+
+def test_a_cluster_with_an_open_replacement_among_its_notes_is_not_recommended(
+    engram: Engram,
+) -> None:
+    """A new user's cluster summary stated the black 23.1.0 pin beside its 24.1.0
+    replacement, still an open proposal, and was recommended."""
+    from services.storage import contradictions
+
+    for memory in PLANTED:
+        engram.store.add(memory)
+    contradictions.record_flag(engram.store, "c1", "c3", "supersedes", "c3", "2026-05-01", "{}")
+    disputes = clusters.open_disputes(engram.store, [PLANTED])
+    assert disputes == {0: "c3 may replace c1"}
+    (finding,) = cluster_findings([PLANTED], None, disputes=disputes)
+    assert finding.recommended == "skip"
+    assert "they disagree: c3 may replace c1; settle that first" in finding.summary
+    assert clusters.open_disputes(engram.store, [PLANTED[:2]]) == {}  # c3 is elsewhere
