@@ -110,13 +110,19 @@ def names_family_of(text: str, identifier: str) -> bool:
     return False
 
 
+# A command-line option and its value (`--settings=test_postgres`, `-k slow`): a plain
+# word in it names the option, not the code.
+_FLAGS = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S*)?")
+
+
 def mentions_as_code(text: str, name: str) -> bool:
     """True when `text` mentions `name` as code. A name that looks like code (an inner
     capital, an underscore, a digit, a dot, SCREAMING_CASE) counts wherever it stands
     as a whole token; a plain word (`proxy`, `test`, `copy`, `Execute`) only where the
     text writes it as code: in backticks, as a call, or joined to code by `.` or `::`.
     So a file defining `proxy` does not pull in every note about a corporate proxy, nor
-    one that names it to say it is unrelated ("nothing to do with `server.proxy`")."""
+    one that names it to say it is unrelated ("nothing to do with `server.proxy`"), nor
+    one running a command with an option of that name (`--settings=test_postgres`)."""
     text = _DISCLAIMED.sub(" ", text)
     if (
         _looks_like_code(name)
@@ -127,7 +133,7 @@ def mentions_as_code(text: str, name: str) -> bool:
         return mentions(text, name)
     if not mentions(text, name):
         return False
-    if any(mentions(span, name) for span in _BACKTICKED.findall(text)):
+    if any(mentions(_FLAGS.sub(" ", span), name) for span in _BACKTICKED.findall(text)):
         return True
     word = re.escape(name)
     return (

@@ -222,6 +222,10 @@ def test_matches_file_ref(identifier: str, refs: list[str], expected: bool) -> N
         ("Not to be confused with model_copy.", "model_copy", False),
         ("nothing to do with auth; set `proxy` instead", "proxy", True),
         ("`proxy` matters. It has nothing to do with DNS", "proxy", True),
+        # an option of a command names the option, not the code
+        ("run `./runtests.py --settings=test_postgres` first", "settings", False),
+        ("`manage.py check --deploy`", "deploy", False),
+        ("`from django.conf import settings` at module level", "settings", True),
     ],
 )
 def test_plain_words_count_as_code_only_where_written_as_code(
