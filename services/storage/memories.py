@@ -225,7 +225,7 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         with self.writing():
             deleted = MemoryRow.get_or_none(MemoryRow.id == memory_id)
             if deleted is None:
-                raise NotFoundError(f"no memory with id {memory_id!r}")
+                raise NotFoundError(self.unknown_id(memory_id))
             successor = deleted.superseded_by
             self._delete_rows(memory_id)
             # Its links and conflicts go with it (nothing points at nothing). The
@@ -266,7 +266,7 @@ class MemoryStore(MemoryQueries, FullTextIndex, EmbeddingState):
         with self._reading():
             row = MemoryRow.get_or_none(MemoryRow.id == memory_id)
         if row is None:
-            raise NotFoundError(f"no memory with id {memory_id!r}")
+            raise NotFoundError(self.unknown_id(memory_id))
         return row_to_memory(row)
 
     def current_with_text(self, project: str | None, content: str) -> list[Memory]:

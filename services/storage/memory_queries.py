@@ -26,6 +26,21 @@ AROUND_TEXT = " \t\r\n"  # whitespace around a text that does not make it anothe
 class MemoryQueries(SqliteStore):
     """Filtered reads of the memories."""
 
+    def unknown_id(self, memory_id: str) -> str:
+        """ "no memory with id 'x'", with the stored id it is closest to when one is
+        spelt almost the same (a typo in a copied id: "did you mean …?")."""
+        import difflib
+
+        prefix = memory_id.rsplit("-", 1)[0] if "-" in memory_id else memory_id[:3]
+        with self._reading():
+            same_start = MemoryRow.select(MemoryRow.id).where(MemoryRow.id.startswith(prefix[:40]))
+            ids = [str(row.id) for row in same_start.limit(20_000)]
+            if not ids:  # the typo is in the project part: any id (of the first 20,000)
+                ids = [str(row.id) for row in MemoryRow.select(MemoryRow.id).limit(20_000)]
+        near = difflib.get_close_matches(memory_id, ids, n=1, cutoff=0.85)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        return f"no memory with id {memory_id!r}{hint}"
+
     def _where(self, flt: MemoryFilter) -> list[Any]:
         return [pw.SQL(*self._filter_sql(flt))]
 

@@ -40,6 +40,21 @@ def test_unknown_memory_id(two_memories: EngramCli, args: list[str]) -> None:
     assert _snapshot(two_memories) == before
 
 
+@pytest.mark.parametrize("command", [["show"], ["edit", "--title", "x"], ["delete", "--yes"]])
+def test_an_id_spelt_almost_like_a_stored_one_is_named(
+    two_memories: EngramCli, command: list[str]
+) -> None:
+    """A copied id with a character missing: the error names the id it is closest to,
+    and nothing changes."""
+    before = _snapshot(two_memories)
+    result = two_memories(command[0], "keep-", *command[1:])
+    assert result.exit_code == 2
+    assert "no memory with id 'keep-' (did you mean" in result.stderr
+    typo = two_memories(command[0], "kep-1", *command[1:])
+    assert "no memory with id 'kep-1' (did you mean 'keep-1'?)" in typo.stderr
+    assert _snapshot(two_memories) == before
+
+
 def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     truncated = tmp_path / "truncated.json"
     truncated.write_text('{"version": 1,\n "memories": [\n  {"content": "x"\n', encoding="utf-8")
