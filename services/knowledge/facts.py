@@ -63,6 +63,13 @@ _NOT_KEYS = frozenset(
     "also update updated status result results error errors".split()
 )
 _KEY_CHARS = re.compile(r"[^a-z0-9]+")
+# "pyproject.toml: requires-python = ">=3.12"": the file is where the setting lives (its
+# scope), the setting inside it is the key.
+_FILE_NAME = re.compile(
+    r"[\w.-]+\.(?:toml|json|ya?ml|cfg|ini|lock|mod|py|js|ts|mjs|cjs|env|conf|txt|md)",
+    re.IGNORECASE,
+)
+_SETTING = re.compile(r"`?(?P<key>[A-Za-z][\w.-]*)`?\s*(?:=|:)\s*(?P<value>\S.*)")
 
 
 @dataclass(frozen=True)
@@ -107,9 +114,18 @@ def extract_by_rules(memory: Memory) -> Fact | None:
     for match in _EXPLICIT.finditer(memory.content):
         key = normal_key(match.group("key"))
         value = match.group("value").strip().strip("`").strip()
+        in_file = ""
+        setting = _SETTING.fullmatch(value)
+        if setting is not None and _FILE_NAME.fullmatch(match.group("key")):
+            in_file = match.group("key")
+            key = normal_key(setting.group("key"))
+            value = setting.group("value").strip().strip("`").strip()
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]
         if not key or key.split(".")[0] in _NOT_KEYS or not value or len(value.split()) > 20:
             continue
-        scope = (match.group("scope") or "").strip() or _default_scope(memory, key, value)
+        scope = (match.group("scope") or "").strip() or in_file
+        scope = scope or _default_scope(memory, key, value)
         return Fact(memory.id, key, value, scope, RULE_CONFIDENCE["explicit"], "rule")
     from services.knowledge.cues import read, with_unit
 

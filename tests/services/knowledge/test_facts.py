@@ -43,6 +43,16 @@ def test_an_explicit_key_value_line_is_a_fact_with_its_scope() -> None:
     assert fact.line() == "error_handling = Result<T,E> over try-catch (typescript)"
 
 
+def test_a_setting_quoted_with_its_file_is_keyed_by_the_setting() -> None:
+    """A new user's fact had the key `pyproject.toml` and the value `requires-python =
+    ">=3.12"`: the file is where the setting lives."""
+    fact = extract_by_rules(make_memory('pyproject.toml: requires-python = ">=3.12"'))
+    assert fact is not None
+    assert (fact.key, fact.value, fact.scope) == ("requires_python", ">=3.12", "pyproject.toml")
+    plain = extract_by_rules(make_memory("setup.cfg: kept for flake8 only"))
+    assert plain is not None and plain.key == "setup.cfg"  # no setting in it: as before
+
+
 def test_prose_labels_are_not_keys() -> None:
     for text in ("Note: this is slow on Mondays.", "Why: the old path leaked sockets."):
         assert extract_by_rules(make_memory(text, type="fact")) is None
