@@ -229,7 +229,8 @@ def kind_of(
     earlier: PairText, later: PairText, features: Mapping[str, float], replaces: bool = False
 ) -> str:
     """`supersedes` when the later note is worded as a change (or states another
-    version weeks later, or `replaces`: the cues read it replacing the earlier's value),
+    version weeks later, or is the earlier note copied weeks later with another value,
+    or `replaces`: the cues read it replacing the earlier's value),
     unless it only relays what it says against an earlier note that shows it
     (`relayed_over`); otherwise `contradiction` (two notes that cannot both hold,
     neither saying it replaces the other)."""
@@ -240,6 +241,8 @@ def kind_of(
         return "supersedes"
     if weeks_apart and features.get("versions_differ", 0.0):
         return "supersedes"
+    if weeks_apart and swapped_values(earlier.sequence, later.sequence):
+        return "supersedes"  # the same sentence weeks later with another value: the new one
     return "contradiction"
 
 

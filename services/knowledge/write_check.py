@@ -30,6 +30,7 @@ from services.knowledge.conflict_scorer import (
 from services.knowledge.cues import Cues, compare
 from services.knowledge.current_truth import replacement
 from services.knowledge.default_claims import defaults_clash
+from services.knowledge.owner_swap import swapped_values
 from services.knowledge.pair_features import (
     CHANGE,
     PairText,
@@ -257,7 +258,12 @@ def declined(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCan
 
 def why(earlier: PairText, later: PairText, cues: Cues) -> str:
     """The reason a pair looks like a change, in a few words a person can check."""
-    differs = what_differs(cues.to_dict()) or defaults_clash(earlier.defaults, later.defaults)
+    swapped = swapped_values(earlier.sequence, later.sequence)
+    differs = (
+        what_differs(cues.to_dict())
+        or defaults_clash(earlier.defaults, later.defaults)
+        or (f"{swapped[0]} → {swapped[1]}" if swapped else None)
+    )
     reasons = [differs] if differs else []
     change = CHANGE.search(later.plain)
     if change:

@@ -3,6 +3,8 @@ both hold (a new user's two services' ports had been flagged as a contradiction 
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -167,3 +169,26 @@ def test_notes_of_one_sitting_are_read_without_their_dates_unless_they_clash() -
     assert dates_unread(clashing, WEIGHTS) == clashing
     weeks = {**minutes, "gap_days": 3.0, "same_day": 0.0}
     assert dates_unread(weeks, WEIGHTS) == weeks
+
+
+def test_a_copy_with_another_value_weeks_later_replaces_the_first() -> None:
+    """ "setup.cfg sets flake8 max-line-length = 88." and, a year later, the same
+    sentence with 119: a new user saw both marked as disagreeing, the old one first."""
+    from services.knowledge.conflict_scorer import kind_of
+
+    def pair(gap_days: float) -> str:
+        a = make_memory(
+            "setup.cfg sets flake8 max-line-length = 88.", created_at="2025-03-01T10:00:00+00:00"
+        )
+        b = make_memory(
+            "setup.cfg sets flake8 max-line-length = 119.", created_at="2026-03-01T10:00:00+00:00"
+        )
+        texts = (read_pair_text(a), read_pair_text(b))
+        found = {
+            **features(*texts, 0.95, compare(reading_of(a), reading_of(b))),
+            "gap_days": gap_days,
+        }
+        return kind_of(*texts, found)
+
+    assert pair(math.log1p(365)) == "supersedes"
+    assert pair(0.0) == "contradiction"  # the same day: two people, one of them wrong
