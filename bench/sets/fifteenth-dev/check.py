@@ -6,24 +6,42 @@
 DIR defaults to the directory this file lives in. Prints every problem found and
 exits 1 if there is any, 0 otherwise.
 """
+
 from __future__ import annotations
 
 import json
 import re
 import sys
 from collections import Counter
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 PROJECTS = {"structlog", "zap", "commander.js"}
-TYPES = {"decision", "constraint", "pitfall", "fix", "convention", "pattern", "workflow",
-         "architecture", "dependency", "episode", "lesson"}
+TYPES = {
+    "decision",
+    "constraint",
+    "pitfall",
+    "fix",
+    "convention",
+    "pattern",
+    "workflow",
+    "architecture",
+    "dependency",
+    "episode",
+    "lesson",
+}
 LABELS = {"contradiction", "supersedes", "compatible"}
 QUERY_KINDS = {"paraphrase", "identifier", "error", "file", "howto", "why", "current-truth"}
 DUP_KINDS = {"near", "exact"}
-EXPECTED_ROWS = {"memories.jsonl": None, "pairs.jsonl": 45, "duplicates.jsonl": 11,
-                 "dup_negatives.jsonl": 12, "queries.jsonl": 50, "context.jsonl": 25,
-                 "temporal.jsonl": 19}
+EXPECTED_ROWS = {
+    "memories.jsonl": None,
+    "pairs.jsonl": 45,
+    "duplicates.jsonl": 11,
+    "dup_negatives.jsonl": 12,
+    "queries.jsonl": 50,
+    "context.jsonl": 25,
+    "temporal.jsonl": 19,
+}
 MIN_LABELS = {"supersedes": 22, "contradiction": 8, "compatible": 11}
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -167,11 +185,27 @@ def main(root: Path) -> int:
         if mid in byid:
             err(f"{where}: duplicate id")
         byid[mid] = m
-        for key, typ in (("project", str), ("type", str), ("title", str), ("content", str),
-                         ("created_at", str), ("tags", list), ("file_refs", list)):
+        for key, typ in (
+            ("project", str),
+            ("type", str),
+            ("title", str),
+            ("content", str),
+            ("created_at", str),
+            ("tags", list),
+            ("file_refs", list),
+        ):
             if not isinstance(m.get(key), typ):
                 err(f"{where}: field {key!r} missing or not {typ.__name__}")
-        extra = set(m) - {"id", "project", "type", "title", "content", "created_at", "tags", "file_refs"}
+        extra = set(m) - {
+            "id",
+            "project",
+            "type",
+            "title",
+            "content",
+            "created_at",
+            "tags",
+            "file_refs",
+        }
         if extra:
             err(f"{where}: unexpected fields {sorted(extra)}")
         if m.get("project") not in PROJECTS:
@@ -182,7 +216,7 @@ def main(root: Path) -> int:
         if ts is None:
             err(f"{where}: created_at is not ISO-8601 with a UTC offset: {m.get('created_at')!r}")
         else:
-            if not (datetime(2024, 1, 1, tzinfo=timezone.utc) <= ts < datetime(2027, 1, 1, tzinfo=timezone.utc)):
+            if not (datetime(2024, 1, 1, tzinfo=UTC) <= ts < datetime(2027, 1, 1, tzinfo=UTC)):
                 err(f"{where}: created_at outside 2024-2026")
             if prev_ts is not None and ts < prev_ts:
                 err(f"{where}: not sorted by created_at")
@@ -212,7 +246,7 @@ def main(root: Path) -> int:
         return byid[mid]
 
     def ts_of(mid: str) -> datetime:
-        return parse_ts(byid[mid]["created_at"]) or datetime.min.replace(tzinfo=timezone.utc)
+        return parse_ts(byid[mid]["created_at"]) or datetime.min.replace(tzinfo=UTC)
 
     # ---------------- pairs
     pairs = files["pairs.jsonl"]
@@ -286,7 +320,10 @@ def main(root: Path) -> int:
                 err(f"{where}: {i} already in group {group_of[i]}")
             group_of[i] = n
             if i in conflict_members:
-                err(f"{where}: {i} is in a supersedes/contradiction pair; its duplicate would inherit the conflict")
+                err(
+                    f"{where}: {i} is in a supersedes/contradiction pair; "
+                    "its duplicate would inherit the conflict"
+                )
         contents = {x["content"] for x in ms}
         if g.get("kind") == "exact" and len(contents) != 1:
             err(f"{where}: exact group with differing content")
@@ -344,15 +381,22 @@ def main(root: Path) -> int:
                 err(f"{where}: relevant {r} is from another project")
             if r in stale:
                 err(f"{where}: relevant {r} is superseded or a contradicted (wrong) note")
-        if kind == "current-truth":
-            if not any(r in replacers for r in rel):
-                err(f"{where}: current-truth query has no replacing note among relevant")
+        if kind == "current-truth" and not any(r in replacers for r in rel):
+            err(f"{where}: current-truth query has no replacing note among relevant")
         if kind == "file":
             path = q["query"].strip()
-            expect = {m["id"] for m in mems if m["project"] == q.get("project")
-                      and path in m["file_refs"] and m["id"] not in stale}
+            expect = {
+                m["id"]
+                for m in mems
+                if m["project"] == q.get("project")
+                and path in m["file_refs"]
+                and m["id"] not in stale
+            }
             if set(rel) != expect:
-                err(f"{where}: file query relevant {sorted(rel)} != memories referencing {path} {sorted(expect)}")
+                err(
+                    f"{where}: file query relevant {sorted(rel)} != "
+                    f"memories referencing {path} {sorted(expect)}"
+                )
 
     # ---------------- context
     for n, c in enumerate(files["context.jsonl"], 1):
@@ -410,14 +454,17 @@ def main(root: Path) -> int:
         if ts is None:
             continue
         local = ts.date()
-        utc = ts.astimezone(timezone.utc).date()
+        utc = ts.astimezone(UTC).date()
         if t.get("local_date") != local.isoformat() or t.get("utc_date") != utc.isoformat():
             err(f"{where}: local_date/utc_date do not match created_at")
         got = resolve(phrase, local)
         if got is None:
             err(f"{where}: no resolution rule for phrase {phrase!r}")
         elif (got[0], got[1]) != (start, end) or got[2] != t.get("vague"):
-            err(f"{where}: expected {start}..{end} vague={t.get('vague')}, rules give {got[0]}..{got[1]} vague={got[2]}")
+            err(
+                f"{where}: expected {start}..{end} vague={t.get('vague')}, "
+                f"rules give {got[0]}..{got[1]} vague={got[2]}"
+            )
 
     # ---------------- counts in README
     counts = {f"{name}": len(rows) for name, rows in files.items()}
@@ -431,7 +478,8 @@ def main(root: Path) -> int:
     counts["duplicates: near"] = sum(1 for g in dups if g.get("kind") == "near")
     counts["temporal: vague"] = sum(1 for t in files["temporal.jsonl"] if t.get("vague") is True)
     counts["temporal: local date differs from UTC date"] = sum(
-        1 for t in files["temporal.jsonl"] if t.get("local_date") != t.get("utc_date"))
+        1 for t in files["temporal.jsonl"] if t.get("local_date") != t.get("utc_date")
+    )
     for name, expect in EXPECTED_ROWS.items():
         if expect is not None and counts[name] != expect:
             err(f"{name}: {counts[name]} rows, expected {expect}")
