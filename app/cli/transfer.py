@@ -23,6 +23,7 @@ from app.cli.common import (
 )
 from services.errors import UserInputError, ValidationFailed
 from services.filters import MemoryFilter
+from services.memory import Memory
 
 
 @cli.command()
@@ -119,6 +120,13 @@ def import_(
     waiting = min(report.imported, engram.store.pending_count(engram.embedder.model_id))
     if report.redacted:
         err(describe(report.redacted))
+    future = _dated_ahead(memories)
+    if future:
+        err(
+            f"note: {counted(len(future), 'memory', 'memories')} dated after today "
+            f"(latest {future[-1].created_at[:10]}: {future[-1].id}); imported as written: if "
+            "a year or time zone is wrong, fix the file and import it again with --replace"
+        )
     if as_json:
         emit_json(
             {
@@ -141,6 +149,24 @@ def import_(
     )
     for record_id, copy in copies.items():
         say(f"  {record_id}: already stored as {copy.id}: {copy.title}")
+
+
+def _dated_ahead(memories: list[Memory]) -> list[Memory]:
+    """The memories written more than a day after now (a mistyped year, a time zone
+    read the wrong way round), oldest first."""
+    from datetime import UTC, datetime, timedelta
+
+    from services.memory import parse_time
+
+    ahead = datetime.now(UTC) + timedelta(days=1)
+    found = []
+    for memory in memories:
+        try:
+            if parse_time(memory.created_at) > ahead:
+                found.append(memory)
+        except ValueError:
+            continue
+    return sorted(found, key=lambda m: m.created_at)
 
 
 @cli.command()

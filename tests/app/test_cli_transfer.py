@@ -424,3 +424,25 @@ def test_import_of_a_text_already_stored_stores_it_once(
     assert "imported 0 memories; 1 already stored, not stored again" in again.stdout
     assert f"imp-3: already stored as {stored}" in again.stdout
     assert engram_cli.all_ids() == {stored, "imp-2"}
+
+
+def test_records_dated_in_the_future_are_imported_and_said(
+    tmp_path: Path, engram_cli: EngramCli
+) -> None:
+    """A mistyped year (2030 for 2023) had been imported without a word."""
+    source = write_jsonl(
+        tmp_path / "m.jsonl",
+        [
+            {
+                "id": "ahead",
+                "content": "From the future.",
+                "created_at": "2030-01-01T10:00:00+00:00",
+            },
+            {"id": "past", "content": "Last year.", "created_at": "2025-01-01T10:00:00+00:00"},
+        ],
+    )
+    result = engram_cli.ok("import", source)
+    assert "note: 1 memory dated after today (latest 2030-01-01: ahead)" in result.stderr
+    assert engram_cli.all_ids() == {"ahead", "past"}
+    quiet = engram_cli.ok("import", write_jsonl(tmp_path / "q.jsonl", [{"content": "Now."}]))
+    assert "dated after today" not in quiet.stderr
