@@ -23,7 +23,7 @@ from app.cli.common import (
 )
 from services.errors import UserInputError, ValidationFailed
 from services.filters import MemoryFilter
-from services.memory import Memory
+from services.memory import Memory, parse_time
 
 
 @cli.command()
@@ -155,8 +155,6 @@ def _dated_ahead(memories: list[Memory]) -> list[Memory]:
     """The memories written more than a day after now (a mistyped year, a time zone
     read the wrong way round), oldest first."""
     from datetime import UTC, datetime, timedelta
-
-    from services.memory import parse_time
 
     ahead = datetime.now(UTC) + timedelta(days=1)
     found = []
