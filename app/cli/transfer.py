@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -153,18 +154,10 @@ def import_(
 
 def _dated_ahead(memories: list[Memory]) -> list[Memory]:
     """The memories written more than a day after now (a mistyped year, a time zone
-    read the wrong way round), oldest first."""
-    from datetime import UTC, datetime, timedelta
-
+    read the wrong way round), oldest first (their dates were checked on reading)."""
     ahead = datetime.now(UTC) + timedelta(days=1)
-    found = []
-    for memory in memories:
-        try:
-            if parse_time(memory.created_at) > ahead:
-                found.append(memory)
-        except ValueError:
-            continue
-    return sorted(found, key=lambda m: m.created_at)
+    written = sorted((parse_time(m.created_at), m.id, m) for m in memories)
+    return [memory for when, _, memory in written if when > ahead]
 
 
 @cli.command()

@@ -334,8 +334,10 @@ def declare(store: MemoryStore, winner_id: str, loser_ids: Iterable[str]) -> lis
             raise UserInputError(f"{winner_id} cannot replace itself")
         try:
             loser = store.get(loser_id)
-        except NotFoundError:
-            raise NotFoundError(f"no memory with id {loser_id} (nothing was changed)") from None
+        except NotFoundError as error:  # the store's "(did you mean …?)", if any, kept
+            hint = str(error).removeprefix(f"no memory with id {loser_id!r}")
+            message = f"no memory with id {loser_id}{hint} (nothing was changed)"
+            raise NotFoundError(message) from None
         if loser.project != winner.project:
             raise UserInputError(
                 f"{loser_id} is in project {loser.project!r}, {winner_id} in "

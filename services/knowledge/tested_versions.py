@@ -124,18 +124,26 @@ def _ends(tested: Tested, runtime: str) -> tuple[float, float] | None:
     return (min(values), max(values)) if values else None
 
 
+def _named_as(tested: Tested, only: str | None) -> Tested:
+    """`tested` with the versions of a sentence naming no runtime given to `only`, the
+    one runtime named around it (None: none or several, and they stay unnamed)."""
+    if only is None:
+        return tested
+    return frozenset((name or only, version) for name, version in tested)
+
+
+def _only_named(*sets: Tested) -> str | None:
+    named = {name for tested in sets for name, _ in tested} - {UNNAMED}
+    return next(iter(named)) if len(named) == 1 else None
+
+
 def matrix_step(earlier: Tested, later: Tested) -> dict[str, str] | None:
     """The runtime whose tested set has other ends in `later`, with each note's set, or
     None. A set naming no runtime is the other note's runtime when that one names one."""
-    runtimes = {name for name, _ in earlier} | {name for name, _ in later}
-    named = runtimes - {UNNAMED}
-    if UNNAMED in runtimes and len(named) == 1:
-        (only,) = named
-        earlier = frozenset((name or only, v) for name, v in earlier)
-        later = frozenset((name or only, v) for name, v in later)
+    only = _only_named(earlier, later)
+    earlier, later = _named_as(earlier, only), _named_as(later, only)
     for runtime in sorted({name for name, _ in earlier} & {name for name, _ in later}):
-        first, second = _ends(earlier, runtime), _ends(later, runtime)
-        if first is not None and second is not None and first != second:
+        if _ends(earlier, runtime) != _ends(later, runtime):
             said = [
                 ", ".join(sorted((v for r, v in side if r == runtime), key=version_value))
                 for side in (earlier, later)
@@ -149,22 +157,18 @@ def successive_steps(notes: Iterable[tuple[str, str, Tested]]) -> set[tuple[str,
     next later one whose set of one of its runtimes has other ends. Notes naming no
     runtime join the project's only named one."""
     listed = [(memory_id, created_at, tested) for memory_id, created_at, tested in notes if tested]
-    named = {name for _, _, tested in listed for name, _ in tested} - {UNNAMED}
-    by_runtime: dict[str, list[tuple[str, str, tuple[float, float]]]] = defaultdict(list)
+    only = _only_named(*(tested for _, _, tested in listed))
+    by_runtime: dict[str, list[tuple[str, str, tuple[float, float] | None]]] = defaultdict(list)
     for memory_id, created_at, tested in listed:
-        for runtime in {name for name, _ in tested}:
-            if runtime == UNNAMED and len(named) != 1:
-                continue
-            joined = next(iter(named)) if runtime == UNNAMED else runtime
-            ends = _ends(frozenset((joined, v) for r, v in tested if r == runtime), joined)
-            if ends is not None:
-                by_runtime[joined].append((created_at, memory_id, ends))
+        tested = _named_as(tested, only)
+        for runtime in {name for name, _ in tested} - {UNNAMED}:
+            by_runtime[runtime].append((created_at, memory_id, _ends(tested, runtime)))
     steps = set()
     for stated in by_runtime.values():
         stated.sort()
         for i, (_, first, ends) in enumerate(stated):
             following = (second for _, second, later in stated[i + 1 :] if later != ends)
             second = next(following, None)
-            if second is not None and second != first:
+            if second is not None:
                 steps.add((min(first, second), max(first, second)))
     return steps

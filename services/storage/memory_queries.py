@@ -21,6 +21,7 @@ from services.storage.database import MemoryRow, SqliteStore, batches
 from services.storage.memory_rows import COLUMNS, columns_to_memory, row_to_memory
 
 AROUND_TEXT = " \t\r\n"  # whitespace around a text that does not make it another text
+_NEAR_IDS = 2_000  # ids an unknown one is compared with, for "did you mean"
 
 
 class MemoryQueries(SqliteStore):
@@ -28,15 +29,17 @@ class MemoryQueries(SqliteStore):
 
     def unknown_id(self, memory_id: str) -> str:
         """ "no memory with id 'x'", with the stored id it is closest to when one is
-        spelt almost the same (a typo in a copied id: "did you mean …?")."""
+        spelt almost the same (a typo in a copied id: "did you mean …?"). It looks at a
+        bounded number of ids (`_NEAR_IDS`): a miss inside a loop (an out-of-date
+        finding answered by `rem run --auto`) stays cheap at 100,000 memories."""
         import difflib
 
         prefix = memory_id.rsplit("-", 1)[0] if "-" in memory_id else memory_id[:3]
         with self._reading():
             same_start = MemoryRow.select(MemoryRow.id).where(MemoryRow.id.startswith(prefix[:40]))
-            ids = [str(row.id) for row in same_start.limit(20_000)]
-            if not ids:  # the typo is in the project part: any id (of the first 20,000)
-                ids = [str(row.id) for row in MemoryRow.select(MemoryRow.id).limit(20_000)]
+            ids = [str(row.id) for row in same_start.limit(_NEAR_IDS)]
+            if not ids:  # the typo is in the project part: any id (of the first few)
+                ids = [str(row.id) for row in MemoryRow.select(MemoryRow.id).limit(_NEAR_IDS)]
         near = difflib.get_close_matches(memory_id, ids, n=1, cutoff=0.85)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         return f"no memory with id {memory_id!r}{hint}"
