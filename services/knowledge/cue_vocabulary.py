@@ -35,8 +35,11 @@ DURATION = re.compile(
     NUM + r"(?:\s*-\s*|\s+|(?<=\d))(" + "|".join(sorted(SECONDS, key=len, reverse=True)) + r")\b",
     re.IGNORECASE,
 )
-SIZE_UNITS = {"kb": 1 / 1024, "mb": 1.0, "gb": 1024.0}
-SIZE = re.compile(NUM + r"(?:\s+|(?<=\d))(kb|mb|gb)\b", re.IGNORECASE)
+# A binary unit reads as its decimal neighbour: "1 MiB" and "1 MB" state one limit.
+SIZE_UNITS = {
+    "kb": 1 / 1024, "kib": 1 / 1024, "mb": 1.0, "mib": 1.0, "gb": 1024.0, "gib": 1024.0,
+}  # fmt: skip
+SIZE = re.compile(NUM + r"(?:\s+|(?<=\d))(kib|mib|gib|kb|mb|gb)\b", re.IGNORECASE)
 BARE = re.compile(r"(?<![\w.`-])" + NUM + r"(?![\w`-]|\.\d)", re.IGNORECASE)
 
 # Attributes whose values are durations, told apart by the words around them.

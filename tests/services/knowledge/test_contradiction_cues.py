@@ -462,3 +462,15 @@ def test_redaction_placeholders_are_not_what_a_note_is_about() -> None:
     assert "redacted" not in reading_of(iam).words | reading_of(redis).words
     assert "redacted" not in read_pair_text(iam).words | read_pair_text(redis).words
     assert "redis" in read_pair_text(redis).words
+
+
+def test_binary_size_units_read_as_their_decimal_neighbours() -> None:
+    """"1 MiB" and "1 MB" state one limit; "16 MiB" is another (uvicorn's docs write
+    binary units)."""
+
+    def sizes(text: str) -> set[str]:
+        return {s.value for s in sentence_statements(text) if s.attribute == "size limit"}
+
+    assert sizes("messages over 1 mib close the socket") == sizes("capped at 1 mb") == {"1"}
+    assert sizes("ws_max_size is 16 MiB") == {"16"}
+    assert sizes("a 512 KiB buffer") == sizes("a 512 kb buffer")

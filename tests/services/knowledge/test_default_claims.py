@@ -134,3 +134,57 @@ def test_a_default_named_as_code_is_a_value() -> None:
     assert defaults_clash(right, same) is None  # the dotted path and the name are one value
     words = read_defaults("", "DEFAULT_AUTO_FIELD defaults to the first field type listed.")
     assert defaults_clash(right, words) is None  # words, not a value
+
+
+def test_a_bare_number_after_defaults_to_is_a_value() -> None:
+    first = claims("afaik worker_prefetch_multiplier defaults to 1 these days.")
+    second = claims("The `worker_prefetch_multiplier` default is 4, so each process grabs four.")
+    assert defaults_clash(first, second) == "default: 1 vs 4"
+    with_unit = claims("`testTimeout` defaults to 5000 ms.")
+    assert with_unit[0].literals == frozenset()  # a duration, read as one by the cues
+
+
+def test_a_bracketed_default_belongs_to_what_precedes_it() -> None:
+    both = claims(
+        "Alias knobs: `validate_by_alias` (default True) and `validate_by_name` (default False)."
+    )
+    assert len(both) == 2
+    assert defaults_clash(both, claims("`validate_by_name` is False by default.")) is None
+    assert defaults_clash(both, claims("`validate_by_name` defaults to true.")) == (
+        "default: false vs true"
+    )
+    retries = claims("`--retries` (default 5) only covers opening a new connection.")
+    assert defaults_clash(retries, claims("pip retries 3 times by default.")) == (
+        "default retries: 5 vs 3"
+    )
+
+
+def test_a_clause_introducing_defaults_is_read_with_what_it_introduces() -> None:
+    listed = claims(
+        "WebSocket defaults in uvicorn/config.py: `ws_max_size` 16 MiB, ping every 20s."
+    )
+    stated = claims("Messages over 1 MiB get code 1009 — that's uvicorn's default `ws_max_size`.")
+    assert defaults_clash(listed, stated) == "default size limit: 16 vs 1"
+
+
+def test_a_changed_default_is_its_new_value() -> None:
+    changed = claims("0.53.0 changed the default `--scroll-off` from 0 to 3.")
+    assert defaults_clash(changed, claims("`--scroll-off` defaults to 3.")) is None
+    assert defaults_clash(changed, claims("fzf's `--scroll-off` defaults to 0.")) == (
+        "default: 3 vs 0"
+    )
+
+
+def test_defaults_of_two_settings_named_as_code_do_not_clash() -> None:
+    test_timeout = claims("`testTimeout` defaults to 5000 ms.")
+    hook_timeout = claims("Raise `hookTimeout` (default 10 s) for the slow migration hook.")
+    assert defaults_clash(test_timeout, hook_timeout) is None
+    path = claims("The cache file defaults to `node_modules/.cache/prettier`.")
+    other = claims("The cache file defaults to `.prettier-cache` in the project root.")
+    assert defaults_clash(path, other) is not None  # the values are code, not settings
+
+
+def test_a_default_named_as_a_noun_says_neither_on_nor_off() -> None:
+    listed = claims("It's in the default `security.exec.allow` list, so nothing to configure.")
+    opt_out = claims("Telemetry from security.exec.allow tools is sent unless you opt out.")
+    assert listed and defaults_clash(listed, opt_out) is None
