@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -49,6 +49,7 @@ from services.search.results import Weights as Weights
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
+from services.text.chunking import MAX_CHUNKS
 from services.text.identifiers import (
     matches_file_ref,
     mentions,
@@ -59,13 +60,15 @@ from services.text.short_forms import other_forms
 from services.text.stacktrace import key_line
 from services.types import MemoryType
 from services.vectors.embeddings.base import Embedder, Vectors
-from services.vectors.index import VectorIndex
+from services.vectors.index import VectorHit, VectorIndex
 
 log = logging.getLogger(__name__)
 
 
 MAX_QUERY_IDENTIFIERS = 8
 QUERY_VECTOR_CACHE = 256
+# Queries again for more vectors when long memories crowded the nearest ones (`_nearest`).
+DENSE_REQUERIES = 2
 IDENTIFIER_CANDIDATES = 20
 # A search over every project draws each stage's candidates from all of them, so one
 # project's right answer competes with every other project's look-alikes for the same
@@ -180,7 +183,7 @@ class HybridRetriever:
         stage = time.perf_counter()
         if query_vector is not None and self.embedder is not None:
             try:
-                for hit in self.vectors.query(self.embedder.model_id, query_vector, pool, projects):
+                for hit in self._nearest(query_vector, pool, projects):
                     if hit.memory_id not in dense:
                         dense[hit.memory_id] = (max(0.0, hit.similarity), hit.chunk_index)
             except VectorStoreUnavailable as error:
@@ -190,6 +193,21 @@ class HybridRetriever:
         metrics.dense_ms = _ms(stage)
         metrics.dense_count = len(dense)
         return dense, query_vector
+
+    def _nearest(self, vector: Vectors, pool: int, projects: list[str] | None) -> list[VectorHit]:
+        """The nearest vectors, enough of them for `pool` memories where that many exist:
+        a long memory has a vector per chunk (up to `MAX_CHUNKS`), and a pasted log's
+        chunks can fill every place of the first query."""
+        assert self.embedder is not None
+        wanted = pool
+        for _ in range(DENSE_REQUERIES + 1):
+            hits = self.vectors.query(self.embedder.model_id, vector, wanted, projects)
+            per_memory = Counter(hit.memory_id for hit in hits)
+            crowding = sum(1 for count in per_memory.values() if count > 1)
+            if len(per_memory) >= pool or len(hits) < wanted or not crowding:
+                break
+            wanted += crowding * (MAX_CHUNKS + 1)
+        return hits
 
     def _lexical_stage(
         self,

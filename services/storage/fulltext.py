@@ -33,6 +33,9 @@ PRUNE_FROM_ROWS = 1000
 _DF_CACHE_LIMIT = 50_000
 
 
+_BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0, 2.0, 0.0)"  # title, content, tags, refs, project
+
+
 @dataclass(frozen=True)
 class LexicalHit:
     memory_id: str
@@ -60,6 +63,15 @@ def fts_query(text: str, max_terms: int = 64) -> str | None:
     """An FTS5 MATCH expression (OR of quoted terms) for free text, or None if empty."""
     terms = fts_terms(text, max_terms)
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
+
+
+def _best_per_memory(rows: Sequence[tuple[str, int, float]]) -> dict[str, LexicalHit]:
+    """The first (best ranked) row of each memory, in rank order."""
+    best: dict[str, LexicalHit] = {}
+    for memory_id, chunk_idx, rank in rows:
+        if memory_id not in best:
+            best[memory_id] = LexicalHit(memory_id, int(chunk_idx), -float(rank))
+    return best
 
 
 class FullTextIndex(SqliteStore):
@@ -179,14 +191,24 @@ class FullTextIndex(SqliteStore):
                 return []
             expression = scope + "(" + " OR ".join(f'"{term}"' for term in terms) + ")"
             rows = self.database.execute_sql(
-                "SELECT memory_id, chunk_idx, bm25(memory_fts, 4.0, 1.0, 2.0, 2.0, 0.0) AS rank "
+                f"SELECT memory_id, chunk_idx, {_BM25} AS rank "
                 "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
                 [expression, limit * 4],
             ).fetchall()
-        best: dict[str, LexicalHit] = {}
-        for memory_id, chunk_idx, rank in rows:
-            if memory_id not in best:
-                best[memory_id] = LexicalHit(memory_id, int(chunk_idx), -float(rank))
+            best = _best_per_memory(rows)
+            if len(best) < limit and len(rows) == limit * 4:
+                # One long memory's chunks filled the rows (a pasted 2 MB log matches
+                # a word in every chunk): rank each memory by its best row instead.
+                best = _best_per_memory(
+                    self.database.execute_sql(
+                        "WITH hits AS MATERIALIZED ("
+                        f"SELECT memory_id, chunk_idx, {_BM25} AS rank "
+                        "FROM memory_fts WHERE memory_fts MATCH ?) "
+                        "SELECT memory_id, chunk_idx, min(rank) FROM hits "
+                        "GROUP BY memory_id ORDER BY min(rank) LIMIT ?",
+                        [expression, limit],
+                    ).fetchall()
+                )
         return list(best.values())[:limit]
 
     def phrase_candidates(self, phrase: str, limit: int, project: str | None) -> list[str]:

@@ -465,7 +465,7 @@ def test_redaction_placeholders_are_not_what_a_note_is_about() -> None:
 
 
 def test_binary_size_units_read_as_their_decimal_neighbours() -> None:
-    """"1 MiB" and "1 MB" state one limit; "16 MiB" is another (uvicorn's docs write
+    """ "1 MiB" and "1 MB" state one limit; "16 MiB" is another (uvicorn's docs write
     binary units)."""
 
     def sizes(text: str) -> set[str]:

@@ -677,3 +677,20 @@ def test_a_note_about_a_family_of_names_matches_a_member(engram: Any) -> None:
     family = next(r for r in found.results if r.memory.id == "family")
     assert family.breakdown.matched_identifiers == ("c.BindJSON",)
     assert ids(found)[0] == "family"
+
+
+def test_a_long_memory_does_not_crowd_others_out_of_dense_hits(engram: Any) -> None:
+    """Every chunk of a pasted log is nearer a query about its subject than the short
+    notes on it are; the notes still come back (the nearest vectors are asked for again,
+    more of them)."""
+    log = "\n\n".join(
+        "worker timeout " * 40 + " ".join(f"pid{i}x{j}" for j in range(60)) for i in range(150)
+    )
+    engram.service.add({"id": "log", "type": "episode", "content": log})
+    for i in range(12):
+        note = f"the worker timeout of service {i} is set in the deploy config"
+        engram.service.add({"id": f"n{i}", "type": "fact", "content": note})
+    assert len(engram.store.chunks("log")) > 100
+    found = ids(engram.service.search("worker timeout", limit=10, kind=RetrieverKind.DENSE))
+    assert len(found) == 10
+    assert len(set(found) - {"log"}) >= 9

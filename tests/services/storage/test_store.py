@@ -566,6 +566,22 @@ def test_fts_query() -> None:
     assert fts_query(" ".join(f"w{i}" for i in range(100))).count(" OR ") == 63
 
 
+def test_a_long_memory_does_not_crowd_others_out_of_lexical_hits(store: MemoryStore) -> None:
+    """A pasted log says "timeout" in every chunk; the notes that say it once still come
+    back (the walkthrough's 2 MB log had left keyword search one result)."""
+    log = "\n\n".join(
+        f"[{i}] WORKER TIMEOUT (pid:{i}) timeout timeout " + "filler " * 120 for i in range(40)
+    )
+    store.add(make_memory(log, id="log", type="episode"))
+    assert len(store.chunks("log")) > 20
+    for i in range(12):
+        store.add(make_memory(f"note {i}: the timeout of service {i} is {i} seconds", id=f"n{i}"))
+    hits = store.lexical("timeout", 10)
+    assert len(hits) == 10
+    assert len({h.memory_id for h in hits}) == 10
+    assert {h.memory_id for h in store.lexical("timeout", 20)} >= {f"n{i}" for i in range(12)}
+
+
 def test_long_memory_is_chunked_and_each_chunk_is_searchable(store: MemoryStore) -> None:
     body = "\n\n".join(
         f"Paragraph {i} talks about topic{i} in detail. " + "filler " * 120 for i in range(12)
