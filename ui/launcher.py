@@ -22,7 +22,20 @@ def main() -> None:
         sys.exit(130)
 
 
+def _refuse_undecodable(argv: list[str]) -> None:
+    """Exit 2 naming the first argument that is not valid UTF-8 (Python keeps its bytes as
+    lone surrogates, which no store, index or terminal accepts)."""
+    for position, argument in enumerate(argv, 1):
+        if any("\udc80" <= character <= "\udcff" for character in argument):
+            shown = os.fsencode(argument).decode("utf-8", "replace")
+            sys.stderr.write(
+                f"error: argument {position} ({shown!r}) is not valid UTF-8; nothing was changed\n"
+            )
+            sys.exit(2)
+
+
 def _main(argv: list[str]) -> None:
+    _refuse_undecodable(argv)
     from app.service_client import (
         data_folder,
         forward,

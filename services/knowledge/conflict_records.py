@@ -18,9 +18,9 @@ from services.errors import NotFoundError, UserInputError
 from services.knowledge.cues import (
     Cues,
     Reading,
-    describe_conflict,
     read,
 )
+from services.knowledge.value_wording import describe_conflict
 from services.memory import Memory, now_iso, parse_time, written_at
 from services.storage import contradictions as table
 from services.storage.findings import Finding, FindingStore, Option

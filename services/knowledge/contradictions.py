@@ -111,22 +111,31 @@ def run(
         wanted = sorted({(min(a, b), max(a, b)) for a, b in [*found.pairs, *pending(store)]})
         verdicts = judge_pending(store, judge, found, write=False, pairs=wanted)
         findings = open_findings(store, project)
+        # A pair already open is judged again but is one finding, as a real run leaves it.
+        shown = {finding.id for finding in findings}
+        unseen = []
         for verdict in verdicts:
             if verdict.flagged:
                 record = Contradiction(
                     0, verdict.a, verdict.b, verdict.kind, verdict.holder, now_iso(),
                     verdict.evidence(""),
                 )  # fmt: skip
-                findings.append(finding_for(record, found.memories))
+                finding = finding_for(record, found.memories)
+                if finding.id not in shown:
+                    shown.add(finding.id)
+                    findings.append(finding)
+                    unseen.append(verdict)
+        judged, verdicts = len(verdicts), unseen
         queued = len(wanted)
     else:
         queued = queue_scan(store, found)
         verdicts = judge_pending(store, judge, found)
+        judged = len(verdicts)
         findings = open_findings(store, project)
     flagged = [v for v in verdicts if v.flagged]
     changes: dict[str, Any] = {
         "queued": queued,
-        "judged": len(verdicts),
+        "judged": judged,
         "contradictions": sum(v.kind == "contradiction" for v in flagged),
         "supersedes": sum(v.kind == "supersedes" for v in flagged),
         "asked_llm": judge.asked,

@@ -58,8 +58,19 @@ from services.knowledge.cue_vocabulary import (
 from services.knowledge.evidence import evidence_of, relays
 from services.knowledge.reverts import Reverts, read_reverts, reverted_release
 from services.knowledge.runtime_floors import Floors, floor_step, stated_floors
+from services.knowledge.setting_names import (
+    Bindings,
+    Sources,
+    bind,
+    default_and_own,
+    other_settings,
+    setting_names,
+    sources,
+    whose,
+)
 from services.knowledge.tested_versions import Tested, matrix_step, versions_under_test
 from services.knowledge.value_moves import Move, moved_value, moves, stated
+from services.knowledge.value_wording import DURATION_LIKE, looks_numeric
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.product_versions import product_versions
 from services.text.words import code_spans
@@ -99,6 +110,8 @@ class Reading:
     reverts: Reverts = field(default_factory=Reverts)  # what it says was reverted
     floors: Floors = frozenset()  # the runtime floors it states (`runtime_floors`)
     tested: Tested = frozenset()  # the versions it says CI tests (`tested_versions`)
+    settings: Bindings = ()  # the settings its values are of (`setting_names`)
+    sources: Sources = ()  # whether its values are defaults or the team's own (`whose`)
 
     def current(self, attribute: str) -> frozenset[str]:
         return frozenset(s.value for s in self.statements if s.attribute == attribute and not s.old)
@@ -200,7 +213,7 @@ def sentence_statements(
         if name not in TEAM_WORDS:
             add(match.start(1), match.end(), "owning team", name)
     # A bare old number ("instead of 5", "(it was 4)"): the sentence's numeric attribute
-    numeric = {s.attribute for _, s in found if _looks_numeric(s.value)} or (
+    numeric = {s.attribute for _, s in found if looks_numeric(s.value)} or (
         {carried} if carried else set()
     )
     if len(numeric) == 1:
@@ -210,7 +223,7 @@ def sentence_statements(
             if not _inside(match.start(), olds) or _inside(match.start(), taken):
                 continue
             value = _number(match.group(1))
-            if attribute in _DURATION_LIKE:
+            if attribute in DURATION_LIKE:
                 value *= _unit_of(sentence, attribute, unit)
             add(match.start(), match.end(), attribute, _fmt(value))
     found.sort(key=lambda item: item[0])
@@ -219,39 +232,6 @@ def sentence_statements(
 
 # Attributes too vague to conflict on their own ("takes about 30 seconds").
 VAGUE_ATTRIBUTES = frozenset({"duration"})
-_DURATION_LIKE = {
-    "timeout",
-    "cache ttl",
-    "lifetime",
-    "retention",
-    "interval",
-    "latency",
-    "duration",
-}
-
-
-def with_unit(attribute: str, value: str) -> str:
-    """A value as people read it: durations are kept in seconds, sizes in MB."""
-    if not _looks_numeric(value):
-        return value
-    if attribute in _DURATION_LIKE:
-        return f"{value} s"
-    return f"{value} MB" if attribute == "size limit" else value
-
-
-def describe_conflict(conflict: Mapping[str, str]) -> str:
-    """'timeout: 5 s vs 30 s' for one conflicting attribute."""
-    attribute = conflict["attribute"]
-    a, b = with_unit(attribute, conflict["a"]), with_unit(attribute, conflict["b"])
-    return f"{attribute}: {a} vs {b}"
-
-
-def _looks_numeric(value: str) -> bool:
-    try:
-        float(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _unit_of(sentence: str, attribute: str, values: set[str]) -> float:
@@ -290,8 +270,16 @@ def read(
     sentences: list[frozenset[str]] = []
     negated: list[bool] = []
     carried: str | None = None
-    for sentence in split_sentences(plain, clauses=True)[:READ_SENTENCES]:
+    said_in = split_sentences(plain, clauses=True)[:READ_SENTENCES]
+    written = split_sentences(content, clauses=True)[:READ_SENTENCES]  # code names kept
+    written = written if len(written) == len(said_in) else said_in
+    bound: list[tuple[str, frozenset[str]]] = []
+    owners: list[tuple[str, str]] = []
+    for sentence, as_written in zip(said_in, written, strict=True):
         found = sentence_statements(sentence[:READ_SENTENCE_CHARS], title, carried)
+        named = setting_names(as_written) or setting_names(title)
+        bound.extend((s.attribute, named) for s in found if not s.old)
+        owners.extend((s.attribute, whose(sentence)) for s in found if not s.old)
         versions = {s.attribute for s in found if s.attribute.startswith(("runtime ", "version "))}
         carried = versions.pop() if len(versions) == 1 else None
         statements.extend(found)
@@ -325,6 +313,8 @@ def read(
         reverts=read_reverts(title, content),
         floors=stated_floors(title, content),
         tested=versions_under_test(title, content),
+        settings=bind(bound),
+        sources=sources(owners),
     )
 
 
@@ -459,6 +449,10 @@ def compare(
     elsewhere = bool(a.environments and b.environments and not a.environments & b.environments)
     shared = set() if elsewhere else (a.attributes & b.attributes) - VAGUE_ATTRIBUTES
     for attribute in sorted(shared):
+        if other_settings(a.settings, b.settings, attribute):
+            continue  # `--timeout` and `--graceful-timeout`: two settings' values
+        if default_and_own(a.sources, b.sources, attribute):
+            continue  # "defaults to 10 s" and "we set 60 s" both hold
         now_a, now_b = a.current(attribute), b.current(attribute)
         if now_a and now_b and not (now_a & now_b):
             values = {side: ", ".join(sorted(now)) for side, now in (("a", now_a), ("b", now_b))}
@@ -474,7 +468,9 @@ def compare(
         cues.replaces = later.id
     if cues.replaces is None and not elsewhere:
         earlier = b if later is a else a
-        cues.moved = moved_value(earlier.said, later.moves)
+        # what the earlier note moved a value away from, it no longer says
+        left = {move.old for move in earlier.moves}
+        cues.moved = moved_value(earlier.said - left, later.moves)
         if cues.moved is None:  # "0.28.1 backs out … from 0.28.0" (`reverts`)
             cues.reverted = reverted_release(earlier.reverts, later.reverts)
         if version_steps is None or (min(a.id, b.id), max(a.id, b.id)) in version_steps:

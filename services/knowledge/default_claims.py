@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 
 from services.knowledge.cues import sentence_statements
+from services.knowledge.setting_names import CODE_WORD, setting_names
 from services.storage.query_terms import query_terms, stem
 from services.text.words import STOPWORDS, without_fences
 
@@ -79,7 +80,13 @@ _NAMED_DEFAULT = re.compile(
     r"(?P<word>[A-Za-z_][\w.]*\w))",
     re.IGNORECASE,
 )
-_CODE_WORD = re.compile(r"[a-z0-9]_|_[a-z0-9]|[a-z][A-Z]|[A-Za-z]\.[A-Za-z]")  # not "the"
+# A value stated right before "by default": "`--max-requests` is 1000 by default", "is
+# `auto` out of the box" (a number with a unit is a duration or a size the cues read).
+_VALUE_BY_DEFAULT = re.compile(
+    r"\b(?:is|are|=)\s+(`[^`\n]{1,60}`|'[^'\s]{1,60}'|\"[^\"\s]{1,60}\"|\d+(?:\.\d+)?)\s+"
+    r"(?:by default|out of the box)\b",
+    re.IGNORECASE,
+)
 # Where one claim ends: sentence ends, dashes, brackets, and a contrast. A dash that says
 # what was just stated is the default ("… 1 MiB — that's the default `ws_max_size`")
 # does not end it.
@@ -95,9 +102,6 @@ _INTRODUCES = re.compile(r"\bdefaults?\b(?:[^.!?;]|\.(?=\w)){0,40}:$", re.IGNORE
 _BRACKETED_OF = re.compile(r"(`[^`]+`|[\w.-]+)\W*$")
 
 _WORD = re.compile(r"[a-z][a-z0-9_]{3,}")
-_CODE_SPAN = re.compile(r"`([^`\n]{1,80})`")
-_LEAD_NAME = re.compile(r"-{0,2}[A-Za-z_][\w.-]*")
-_BARE_NAME = re.compile(r"[A-Za-z_][\w.]*\w")
 _FRAME = frozenset({"default", "defaults", "box", "opt", "unless", "true", "false", "none", "null"})
 _FRAME_STEMS = frozenset(stem(w) for w in _FRAME | STOPWORDS)
 
@@ -133,7 +137,7 @@ def read_defaults(title: str, content: str) -> tuple[DefaultClaim, ...]:
                 ),
                 literals=frozenset(literals),
                 subject=_subject(clause),
-                names=_setting_names(clause, literals),
+                names=setting_names(clause, literals),
                 says_state=says_state,
             )
         )
@@ -172,30 +176,16 @@ def _named_values(clause: str) -> set[str]:
     found = set()
     for match in _NAMED_DEFAULT.finditer(clause):
         word = match.group("word")
-        if word is not None and not _CODE_WORD.search(word):
+        if word is not None and not CODE_WORD.search(word):
             continue  # "defaults to the first one": words, not a value
         value = next(g for g in match.group("code", "single", "double", "number", "word") if g)
         if re.fullmatch(r"[\w.]+", value) and not re.fullmatch(r"[\d.]+", value):
             value = value.rstrip(".").rsplit(".", 1)[-1]
         found.add(value.lower())
+    found.update(
+        match.group(1).strip("`'\"").lower() for match in _VALUE_BY_DEFAULT.finditer(clause)
+    )
     return found
-
-
-def _setting_names(clause: str, values: set[str]) -> frozenset[str]:
-    """The settings a clause names as code: a code span's leading name (`verify=True` is
-    `verify`, `ssl.create_default_context(...)` also `create_default_context`) and
-    unquoted code-like words (`worker_prefetch_multiplier`), but not the `values` it
-    gives the default ("defaults to `node_modules/.cache`" names no setting)."""
-    found = set()
-    for span in _CODE_SPAN.findall(clause):
-        lead = _LEAD_NAME.match(span.strip())
-        if lead:
-            found.add(lead.group(0).lower())
-    for word in _BARE_NAME.findall(_CODE_SPAN.sub(" ", clause)):
-        if _CODE_WORD.search(word):
-            found.add(word.lower())
-    named = {name for name in found if name.rstrip(".").rsplit(".", 1)[-1] not in values}
-    return frozenset(named | {name.rsplit(".", 1)[-1] for name in named})
 
 
 def _subject(clause: str) -> frozenset[str]:

@@ -127,7 +127,8 @@ def extract_by_rules(memory: Memory) -> Fact | None:
         scope = (match.group("scope") or "").strip() or in_file
         scope = scope or _default_scope(memory, key, value)
         return Fact(memory.id, key, value, scope, RULE_CONFIDENCE["explicit"], "rule")
-    from services.knowledge.cues import read, with_unit
+    from services.knowledge.cues import read
+    from services.knowledge.value_wording import with_unit
 
     reading = read(memory.id, memory.title, memory.content, memory.file_refs)
     for statement in reading.statements:

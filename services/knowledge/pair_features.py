@@ -30,6 +30,7 @@ from services.knowledge.quantities import (
     quantity_clash,
     read_quantities,
 )
+from services.knowledge.setting_names import setting_names
 from services.memory import Memory, parse_time
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.redact import without_placeholders
@@ -134,7 +135,8 @@ class PairText:
     names: frozenset[str]
     versions: frozenset[str]
     numbers: frozenset[str]
-    sentences: tuple[tuple[frozenset[str], frozenset[str], bool], ...]  # words, values, negated
+    # words, values, negated, settings named (`setting_names`) of each sentence
+    sentences: tuple[tuple[frozenset[str], frozenset[str], bool, frozenset[str]], ...]
     change: int
     hedge: int
     negations: int
@@ -187,22 +189,29 @@ def read_pair_text(memory: Memory) -> PairText:
     )
 
 
-def _sentence_reading(sentence: str) -> tuple[frozenset[str], frozenset[str], bool]:
+def _sentence_reading(
+    sentence: str,
+) -> tuple[frozenset[str], frozenset[str], bool, frozenset[str]]:
     values = {release(v) for v in _VERSION.findall(sentence)}
     values |= {n + (unit or "").lower() for n, unit in _NUMBER.findall(sentence)}
     return (
         frozenset(_content_words(sentence)),
         frozenset(values),
         bool(NEGATION.search(sentence)),
+        setting_names(sentence),
     )
 
 
 def _sentence_clashes(a: PairText, b: PairText) -> tuple[float, float]:
     """Sentences of the two that say much the same words (Jaccard ≥ 0.3, 2+ shared)
-    but with other values, or with the opposite polarity (one negated)."""
+    but with other values, or with the opposite polarity (one negated). Two sentences
+    naming other settings ("raise --limit-request-line (max 8190)" / "--limit-request-
+    fields defaults to 100 (max 32768)") say things of two settings."""
     values = polarity = 0
-    for words_a, values_a, negated_a in a.sentences:
-        for words_b, values_b, negated_b in b.sentences:
+    for words_a, values_a, negated_a, named_a in a.sentences:
+        for words_b, values_b, negated_b, named_b in b.sentences:
+            if named_a and named_b and not named_a & named_b:
+                continue
             shared = words_a & words_b
             if len(shared) < 2 or len(shared) / len(words_a | words_b) < 0.3:
                 continue

@@ -191,7 +191,8 @@ def disagreeing(memories: list[Memory]) -> str | None:
     """How two of `memories` disagree about a value ("timeout: 5 s vs 15 s", the
     earlier's first), as the contradiction cues read them; None when none do."""
     from services.knowledge.conflict_records import reading_of
-    from services.knowledge.cues import compare, describe_conflict
+    from services.knowledge.cues import compare
+    from services.knowledge.value_wording import describe_conflict
 
     ordered = sorted(memories, key=lambda m: (m.created_at, m.id))
     readings = [reading_of(m) for m in ordered]

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from services.knowledge.cues import (
     Reading,
     compare,
-    describe_conflict,
     read,
     sentence_statements,
 )
 from services.knowledge.holders import holder
+from services.knowledge.value_wording import describe_conflict
 
 NAMES = st.from_regex(r"[a-z]{3,8}_[a-z]{3,8}", fullmatch=True)
 

@@ -199,6 +199,17 @@ def test_a_dry_run_writes_nothing(context: RemContext) -> None:
     ) == [(0,)]
 
 
+def test_a_dry_run_shows_a_pair_already_open_once(context: RemContext) -> None:
+    """The dry run judges the scanned pairs again; one already recorded is still one
+    finding (a new user's dry run listed 3 of 8 twice, as 11)."""
+    add(context, "old", OLD, 1)
+    add(context, "new", NEW, 9)
+    (real,) = run_operations(context, ["contradictions"])
+    (dry,) = run_operations(context, ["contradictions"], dry_run=True)
+    assert [f.id for f in dry.findings] == [f.id for f in real.findings]
+    assert dry.changes["supersedes"] == dry.changes["contradictions"] == 0
+
+
 def test_imported_memories_are_covered_by_the_scan(context: RemContext) -> None:
     memories = [
         make_memory(OLD, id="i1", project="p", created_at="2026-03-01T10:00:00+00:00"),

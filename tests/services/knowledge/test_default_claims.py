@@ -188,3 +188,10 @@ def test_a_default_named_as_a_noun_says_neither_on_nor_off() -> None:
     listed = claims("It's in the default `security.exec.allow` list, so nothing to configure.")
     opt_out = claims("Telemetry from security.exec.allow tools is sent unless you opt out.")
     assert listed and defaults_clash(listed, opt_out) is None
+
+
+def test_a_value_right_before_by_default_is_a_value() -> None:
+    zero = claims("`--max-requests` defaults to 0 (disabled).")
+    thousand = claims("--max-requests is 1000 by default, so workers already get recycled.")
+    assert defaults_clash(zero, thousand) == "default: 0 vs 1000"
+    assert claims("The timeout is 30 seconds by default.")[0].literals == frozenset()
