@@ -217,7 +217,10 @@ def add(
     The same text as a current memory of the project is not stored twice: "already
     stored as X" is printed (--json: "already_stored": true and X's id), X gets the new
     tags and file references, and --supersedes applies to X. --allow-copy (or --id)
-    stores it anyway."""
+    stores it anyway.
+
+    Text that starts with a dash goes after `--`, which ends the options:
+    `engram add -p web -- "--max-requests defaults to 0"`."""
     data: dict[str, Any] = {
         "content": read_text_argument(content),
         "type": type_,
@@ -429,6 +432,17 @@ def _say_replaced(replaced: list[Any], winner: str, indent: str = "  ") -> None:
         say(f"{indent}{old.id} no longer holds (replaced by {winner}): {old.title}")
 
 
+def _hold_again(engram: Any, memory_id: str, as_json: bool, quiet: bool) -> None:
+    from services.knowledge.supersession import reinstate
+
+    memory, replacer = reinstate(engram.store, memory_id)
+    if as_json and not quiet:
+        emit_json({"id": memory.id, "holds_again": True, "was_replaced_by": replacer})
+    elif not as_json:
+        beside = f" beside {replacer}" if replacer else ""
+        say(f"{memory.id} holds again{beside}: both hold")
+
+
 def _declare(engram: Any, winner: str, replaces: tuple[str, ...]) -> list[Any]:
     if not replaces:
         return []
@@ -576,6 +590,11 @@ def show(state: CliState, memory_id: str, no_record: bool, as_json: bool) -> Non
     metavar="ID",
     help="This memory replaces ID (repeatable): ID stops holding at once, history kept.",
 )
+@click.option(
+    "--holds-again",
+    is_flag=True,
+    help="Undo a replacement: this replaced memory holds again, beside what replaced it.",
+)
 @project_option
 @json_option
 @pass_state
@@ -593,10 +612,13 @@ def edit(
     scope: str | None,
     summary: str | None,
     replaces: tuple[str, ...],
+    holds_again: bool,
     project: str | None,
     as_json: bool,
 ) -> None:
-    """Change fields of a memory."""
+    """Change fields of a memory. `--supersedes ID` says it replaces ID; `--holds-again`
+    undoes a replacement of this memory (both hold; `edit OTHER --supersedes ID` the
+    other way reverses it instead)."""
     changes: dict[str, Any] = {}
     if content is not None:
         changes["content"] = read_text_argument(content)
@@ -615,9 +637,13 @@ def edit(
         changes["tags"] = list(tags)
     if file_refs:
         changes["file_refs"] = list(file_refs)
-    if not changes and not replaces:
+    if not changes and not replaces and not holds_again:
         raise click.UsageError("nothing to change: give at least one option")
     engram = state.engram()
+    if holds_again:
+        _hold_again(engram, memory_id, as_json, quiet=bool(changes or replaces))
+        if not changes and not replaces:
+            return
     if not changes:
         superseded = _declare(engram, memory_id, replaces)
         if as_json:

@@ -453,6 +453,8 @@ def compare(
             continue  # `--timeout` and `--graceful-timeout`: two settings' values
         if default_and_own(a.sources, b.sources, attribute):
             continue  # "defaults to 10 s" and "we set 60 s" both hold
+        if attribute.removeprefix("runtime ") in {r for r, _ in a.tested | b.tested}:
+            continue  # a CI matrix lists versions (`tested_versions`): no one value
         now_a, now_b = a.current(attribute), b.current(attribute)
         if now_a and now_b and not (now_a & now_b):
             values = {side: ", ".join(sorted(now)) for side, now in (("a", now_a), ("b", now_b))}

@@ -138,9 +138,19 @@ def extract_by_rules(memory: Memory) -> Fact | None:
         if _one_of_a_list(memory.content, statement.value):
             continue  # "CI tests Python 3.10, 3.11 and 3.12": a matrix, not one value
         value = with_unit(statement.attribute, statement.value)
-        scope = _default_scope(memory, key, statement.value)
+        # the setting the value is stated for ("--graceful-timeout defaults to 30 s"):
+        # two settings' timeouts are two facts, not one key's rival values
+        named = sorted(dict(reading.settings).get(statement.attribute, ()), key=len)
+        scope = _as_written(memory, named[-1]) if named else ""
+        scope = scope or _default_scope(memory, key, statement.value)
         return Fact(memory.id, key, value, scope, RULE_CONFIDENCE["statement"], "rule")
     return None
+
+
+def _as_written(memory: Memory, name: str) -> str:
+    """`name` (read in lower case) as the memory writes it, up to 40 characters."""
+    found = re.search(re.escape(name), f"{memory.title}\n{memory.content}", re.IGNORECASE)
+    return found.group(0)[:40] if found else ""
 
 
 def _one_of_a_list(text: str, value: str) -> bool:

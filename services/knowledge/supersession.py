@@ -366,6 +366,28 @@ def declare(store: MemoryStore, winner_id: str, loser_ids: Iterable[str]) -> lis
     return [store.get(loser.id) for loser in losers]
 
 
+def reinstate(store: MemoryStore, memory_id: str) -> tuple[Memory, str | None]:
+    """A replaced memory holds again beside what replaced it: both hold (a replacement
+    declared or confirmed by mistake; reversing it instead is `declare` the other way).
+    The pair's contradiction, if one was recorded, is settled as both valid, so the
+    cycle does not propose it again. Returns the memory and what had replaced it."""
+    memory = store.get(memory_id)
+    if memory.superseded_by is None and memory.valid_to is None:
+        raise UserInputError(f"{memory_id} is not replaced: it holds already (nothing was changed)")
+    replacer = memory.superseded_by
+    with store.writing():
+        store.update(memory.id, {"superseded_by": None, "valid_to": None})
+        other = store.get_many([replacer]).get(replacer) if replacer else None
+        if other is not None:
+            if other.supersedes == memory.id:
+                store.update(other.id, {"supersedes": None})
+            record = contradictions.for_pair(store, memory.id, other.id)
+            if record is not None:
+                note = "declared by the user: both hold"
+                table.mark_resolved(store, record.id, now_iso(), "both_valid", note)
+    return store.get(memory.id), replacer
+
+
 def _replaced_through(store: MemoryStore, memory: Memory) -> set[str]:
     """The memories that replace `memory`, directly or down its chain."""
     found: set[str] = set()

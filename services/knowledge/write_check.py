@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from services.errors import EngramError
 from services.filters import MemoryFilter
 from services.knowledge import contradictions
+from services.knowledge.claim_polarity import clashing_terms, read_polarity
 from services.knowledge.conflict_judge import change_kind
 from services.knowledge.conflict_records import (
     FLAG_AT,
@@ -38,7 +39,12 @@ from services.knowledge.pair_features import (
     read_pair_text,
     same_frame_other_subject,
 )
-from services.knowledge.restatements import RESTATEMENT_THRESHOLD, Vocabulary, restatement_of
+from services.knowledge.restatements import (
+    RESTATEMENT_THRESHOLD,
+    Vocabulary,
+    lengths_apart,
+    restatement_of,
+)
 from services.knowledge.supersession import embedded_text, unit_vector
 from services.memory import Memory, now_iso, written_at
 from services.storage import contradictions as table
@@ -155,7 +161,7 @@ def check_added(
             found.append(_recorded_candidate(other, recorded[2], why(old_text, new_text, cues)))
             continue
         said_again = _said_again(pair, restated, (old_text, new_text))
-        if said_again is not None:
+        if said_again is not None and not lengths_apart(other, memory):
             repeats.append(RepeatCandidate(other, said_again))
     return AddedCheck(
         sorted(found, key=lambda c: -c.score), sorted(repeats, key=lambda c: -c.score)
@@ -272,8 +278,27 @@ def why(earlier: PairText, later: PairText, cues: Cues) -> str:
     if step and not differs:
         reasons.append(step)
     if not reasons:
-        reasons.append("same subject, different statement")
+        reasons.append(_guess_read(earlier, later))
     return "; ".join(reasons)
+
+
+def _guess_read(earlier: PairText, later: PairText) -> str:
+    """What a flag of the fitted scorer alone rests on, as far as the words show it: a
+    term one note negates and the other affirms, other numbers, or one title."""
+    negated = clashing_terms(
+        read_polarity(earlier.memory.title, earlier.memory.content),
+        read_polarity(later.memory.title, later.memory.content),
+    )
+    if negated:
+        terms = ", ".join(sorted(negated)[:2])
+        return f"one says not what the other says of {terms} (a guess: check both)"
+    numbers = sorted(earlier.numbers - later.numbers), sorted(later.numbers - earlier.numbers)
+    if numbers[0] and numbers[1]:
+        shown = (", ".join(side[:3]) for side in numbers)
+        return "other numbers: {} vs {} (a guess: check both)".format(*shown)
+    if earlier.title_words and earlier.title_words == later.title_words:
+        return "the same title, a later statement (a guess: check both)"
+    return "alike notes that read as saying different things (a guess: check both)"
 
 
 def _version_step(old: Iterable[str], new: Iterable[str]) -> str | None:

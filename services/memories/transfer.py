@@ -134,6 +134,14 @@ def parse_import(
             continue
         seen[memory.id] = position
         memories.append(memory)
+    if problems and not records and not stripped.startswith(("{", "[")):
+        # Not one line is JSON: notes in Markdown or plain text, not an export.
+        raise ValidationFailed(
+            f"{where} is not JSON or JSONL (no line is a JSON record); nothing was imported. "
+            "Text notes are stored with `engram ingest FILE` (lines `MEMORY:type:content`) "
+            "or `engram add`",
+            problems[:3],
+        )
     if problems:
         raise ValidationFailed(
             f"{where}: {len(problems)} problem(s); nothing was imported", problems

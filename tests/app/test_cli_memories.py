@@ -292,6 +292,19 @@ def test_deleting_a_replacement_says_what_holds_again(engram_cli: EngramCli) -> 
     assert found["results"][0]["breakdown"]["best_chunk"] == -1
 
 
+def test_edit_holds_again_undoes_a_replacement(engram_cli: EngramCli) -> None:
+    old = engram_cli.add("The MSRV is 1.70.", "-p", "p", "-t", "constraint")
+    new = engram_cli.add(
+        "The MSRV is 1.80 now.", "-p", "p", "-t", "constraint", "--supersedes", old
+    )
+    said = engram_cli.ok("edit", old, "--holds-again").stdout
+    assert f"{old} holds again beside {new}: both hold" in said
+    assert engram_cli.json("show", old)["superseded_by"] is None
+    assert engram_cli.json("show", new)["supersedes"] is None
+    again = engram_cli("edit", old, "--holds-again")
+    assert again.exit_code == 2 and "it holds already" in again.stderr
+
+
 def test_edit_project_moves_the_vector(engram_cli: EngramCli) -> None:
     memory_id = engram_cli.add("Invoices are generated on the first of the month.", "-p", "a")
     stays = engram_cli.add("Penguins live in the south.", "-p", "a", "--no-check")
@@ -482,6 +495,14 @@ def test_an_incident_told_again_is_said_to_repeat_its_first_telling_not_to_repla
     # ... and it is said to repeat it, for the duplicates review to merge
     (repeat,) = lesson["may_repeat"]
     assert repeat["id"] == "sleep-pitfall" and 0.5 < repeat["score"] <= 1.0
+    # a pasted log around the same words is no restatement: no merge is offered
+    log = "\n".join(f"2024-05-0{i % 9 + 1} WARN worker {i} stalled 1.2s" for i in range(150))
+    pasted = engram_cli.json(
+        "add", "Retro: `std::thread::sleep` in a handler froze the worker thread for every "
+        "task; use `tokio::time::sleep` or `spawn_blocking`.\n```\n" + log + "\n```",
+        "-p", "shop", "-t", "episode", "--title", "sleeping in async code",
+    )  # fmt: skip
+    assert pasted["may_repeat"] == []
 
 
 def test_add_says_it_may_replace_a_note_whose_command_it_retires(

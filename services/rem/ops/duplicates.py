@@ -54,7 +54,7 @@ from services.knowledge.conflict_scorer import (
     is_conflict,
 )
 from services.knowledge.contradictions import SCORED_NEIGHBOURS, nearest_neighbours, reading_of
-from services.knowledge.cues import Reading, compare
+from services.knowledge.cues import READ_CHARS, Reading, compare
 from services.knowledge.current_truth import SOURCE as WRITTEN_WITHOUT_REVIEW
 from services.knowledge.pair_features import (
     PairText,
@@ -66,6 +66,7 @@ from services.knowledge.quantities import agreeing_counts, quantity_clash
 from services.knowledge.restatements import (
     RESTATEMENT_THRESHOLD,
     Vocabulary,
+    lengths_apart,
     restatement_of,
 )
 from services.memory import Memory
@@ -276,8 +277,8 @@ def scored_pairs(
             continue
         pair = reader.features(*key, similarity)
         twins = (reader.text(key[0]), reader.text(key[1]))
-        if same_frame_other_subject(*twins):
-            continue  # about different code: two facts, however alike the words
+        if same_frame_other_subject(*twins) or lengths_apart(*(reader.by_id[i] for i in key)):
+            continue  # about different code, or a paste and a note: two facts
         likely = duplicate_probability(pair)
         mutual = nearest[first][1] == second and nearest.get(second, (0.0, ""))[1] == first
         bar = (
@@ -388,10 +389,19 @@ def member_vectors(
 
 
 def keeper(memories: list[Memory]) -> Memory:
-    """The memory a merge keeps: the most used, then the most confident, then newest."""
+    """The memory a merge keeps: the most used, then the most confident, then the one
+    naming more files and code (the merge adds the others' tags and files, not their
+    words: a new user's merge had kept "--timeout is 30 s out of the box" and archived
+    the note naming `gunicorn/config.py`), then the newest."""
     return max(
         memories,
-        key=lambda m: (m.citation_count + m.use_count, m.confidence, m.created_at, m.id),
+        key=lambda m: (
+            m.citation_count + m.use_count,
+            m.confidence,
+            len({*m.file_refs, *code_names(m), *query_identifiers(m.content[:READ_CHARS])}),
+            m.created_at,
+            m.id,
+        ),
     )
 
 

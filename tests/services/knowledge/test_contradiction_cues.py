@@ -474,3 +474,16 @@ def test_binary_size_units_read_as_their_decimal_neighbours() -> None:
     assert sizes("messages over 1 mib close the socket") == sizes("capped at 1 mb") == {"1"}
     assert sizes("ws_max_size is 16 MiB") == {"16"}
     assert sizes("a 512 KiB buffer") == sizes("a 512 kb buffer")
+
+
+def test_a_ci_matrix_is_no_single_runtime_value() -> None:
+    """ "CI runs Python 3.9, 3.10, 3.11 and 3.12" read as "python 3.9" had clashed with a
+    later floor of 3.12 (a new user's notes); the matrix step (`tested_versions`) reads
+    such notes, the value conflict does not."""
+    matrix = read(
+        "m1", "CI matrix", "CI (.github/workflows/tox.yml) runs Python 3.9, 3.10, 3.11 and 3.12."
+    )
+    floor = read("m2", "floor", "gunicorn needs Python 3.12 at least; requires-python >=3.12.")
+    older_floor = read("m3", "floor", "gunicorn needs Python 3.10 at least.")
+    assert compare(matrix, floor).conflicts == []
+    assert compare(older_floor, floor).conflicts != []

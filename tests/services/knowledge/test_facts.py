@@ -43,6 +43,17 @@ def test_an_explicit_key_value_line_is_a_fact_with_its_scope() -> None:
     assert fact.line() == "error_handling = Result<T,E> over try-catch (typescript)"
 
 
+def test_a_value_stated_for_a_setting_is_scoped_by_it() -> None:
+    """Two flags' timeouts had become rival values of one `timeout` fact."""
+    graceful = extract_by_rules(make_memory("--graceful-timeout defaults to 30 seconds."))
+    worker = extract_by_rules(make_memory("gunicorn's --timeout defaults to 30 seconds."))
+    unnamed = extract_by_rules(make_memory("The ALB idle timeout is 60 s."))
+    assert graceful is not None and worker is not None and unnamed is not None
+    assert (graceful.key, graceful.scope) == ("timeout", "--graceful-timeout")
+    assert (worker.key, worker.scope) == ("timeout", "--timeout")
+    assert unnamed.scope == ""
+
+
 def test_a_setting_quoted_with_its_file_is_keyed_by_the_setting() -> None:
     """A new user's fact had the key `pyproject.toml` and the value `requires-python =
     ">=3.12"`: the file is where the setting lives."""

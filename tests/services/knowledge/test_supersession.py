@@ -142,6 +142,29 @@ def test_declaring_the_replaced_note_right_after_all_reverses_the_replacement(
     assert [r.memory.id for r in standard.results] == [old.id]
 
 
+def test_a_replaced_memory_can_hold_again_beside_its_replacement(engram: Engram) -> None:
+    """A replacement confirmed by mistake is undone: both hold, both are found, and the
+    pair's conflict is settled as both valid so the cycle does not propose it again."""
+    old = engram.service.add(FLOOR_OLD)
+    new = engram.service.add(FLOOR_NEW)
+    a, b = contradictions.ordered(old, new)
+    with engram.store.writing():
+        table.record_flag(engram.store, a.id, b.id, "supersedes", new.id, "2025-07-01", "{}")
+    supersession.declare(engram.store, new.id, [old.id])
+    held, replacer = supersession.reinstate(engram.store, old.id)
+    assert replacer == new.id
+    assert (held.superseded_by, held.valid_to) == (None, None)
+    assert engram.store.get(new.id).supersedes is None
+    record = contradictions.for_pair(engram.store, old.id, new.id)
+    assert record is not None and record.resolution == "both_valid"
+    standard = engram.service.search("python floor", MemoryFilter(project="httpx"))
+    assert {old.id, new.id} <= {r.memory.id for r in standard.results}
+    with pytest.raises(UserInputError):
+        supersession.reinstate(engram.store, old.id)  # it holds: nothing to undo
+    with pytest.raises(NotFoundError):
+        supersession.reinstate(engram.store, "no-such-id")
+
+
 def test_declaring_never_acts_on_a_guess(engram: Engram) -> None:
     old = engram.service.add(FLOOR_OLD)
     new = engram.service.add(FLOOR_NEW)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from services.knowledge.conflict_records import reading_of
-from services.knowledge.cues import compare
-from services.knowledge.pair_features import read_pair_text
+from services.knowledge.cues import Cues, compare
+from services.knowledge.pair_features import PairText, read_pair_text
 from services.knowledge.write_check import why
 from tests.services.builders import make_memory
 
@@ -50,3 +50,20 @@ def test_a_later_note_naming_the_old_value_it_replaces_is_a_supersession() -> No
     shown = "It still runs on Node 14: `engines.node` is written from `MINIMAL_NODE` in a.js."
     relayed = "Heads-up: the package needs Node 22 for end users as well."
     assert _kind(shown, relayed) == "contradiction"
+
+
+def test_a_guess_of_the_scorer_says_what_it_rests_on() -> None:
+    """ "same subject, different statement" had told a new user nothing."""
+
+    def texts(first: str, second: str, title: str = "notes") -> tuple[PairText, PairText]:
+        return (
+            read_pair_text(make_memory(first, title=title, created_at="2025-01-01T00:00:00+00:00")),
+            read_pair_text(
+                make_memory(second, title=title, created_at="2025-06-01T00:00:00+00:00")
+            ),
+        )
+
+    lines = texts("Request lines over 4094 bytes fail.", "Header fields over 100 fail.", "a")
+    assert why(*lines, Cues(0.0)).startswith("other numbers: 4094 vs 100")
+    titled = texts("Workers recycle themselves.", "Workers are recycled by the arbiter.")
+    assert why(*titled, Cues(0.0)).startswith("the same title")

@@ -444,3 +444,16 @@ def test_records_whose_text_is_stored_are_left_out_with_their_copy() -> None:
     assert kept[0].supersedes == "kept-1"
     replaced, none = without_stored_copies([own], stored_copy, {"kept-1"})  # --replace decides
     assert [m.id for m in replaced] == ["kept-1"] and none == {}
+
+
+def test_notes_in_markdown_are_pointed_to_ingest() -> None:
+    """A Markdown file given to import had got one "invalid JSON" line per line."""
+    markdown = b"# Notes\n\n- --timeout defaults to 30 s\n- use gevent\n"
+    with pytest.raises(ValidationFailed) as raised:
+        parse_import(markdown, "notes.md")
+    assert "engram ingest" in str(raised.value) and "nothing was imported" in str(raised.value)
+    assert len(raised.value.problems) == 3
+    broken_jsonl = b'{"content": "ok", "type": "fact"}\nnot json\n'
+    with pytest.raises(ValidationFailed) as mixed:
+        parse_import(broken_jsonl, "notes.jsonl")
+    assert "engram ingest" not in str(mixed.value)  # a JSONL file with a broken line

@@ -309,3 +309,17 @@ def test_a_group_holds_only_notes_that_are_pairs_or_near_in_meaning() -> None:
     assert [f.memory_ids for f in duplicates.duplicate_findings(pairs, notes, near)] == [
         ["a", "b", "c"]
     ]
+
+
+def test_a_merge_keeps_the_note_that_names_more_files_when_use_ties() -> None:
+    named = make_memory(
+        "--timeout defaults to 30 seconds (Timeout in gunicorn/config.py).",
+        id="named", created_at="2026-06-05T10:00:00+00:00",
+    )  # fmt: skip
+    plain = make_memory(
+        "--timeout is 30 seconds out of the box.", id="plain",
+        created_at="2026-12-07T10:00:00+00:00",
+    )  # fmt: skip
+    assert duplicates.keeper([plain, named]).id == "named"
+    old = make_memory("--timeout is 30 s.", id="old", created_at="2026-01-01T10:00:00+00:00")
+    assert duplicates.keeper([plain, old]).id == "plain"  # nothing named: the newest
