@@ -35,7 +35,10 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
         holds = f", {winner} holds" if winner else ""
     else:
         holds = f", {record.holder} holds" if record.holder else ""
-    differs = what_differs(record.evidence.get("cues", {}))
+    evidence = record.evidence
+    differs = what_differs(evidence.get("cues", {})) or evidence.get("reason")
+    if not differs and evidence.get("scorer") is not None:
+        differs = f"the fitted scorer's guess ({float(evidence['scorer']):.2f}): check both"
     about = f" — {differs}" if differs else ""
     return (
         f"#{record.id} {record.kind}{holds}{about} ({state}; found {record.detected_at})\n"

@@ -181,10 +181,14 @@ def sentence_statements(
             add(match.start(), match.end(), attribute, _fmt(_number(raw)))
         if len(found) == before and words.search(sentence):
             # "The retry count went from 4 to 3", "was tuned to 1000 (it was 50)"; a
-            # count is whole, so ">=0.27 … the transport retries" names a version.
+            # count is whole, so ">=0.27 … the transport retries" names a version, and an
+            # exit status is under 256 ("exit instead" of taking port 5173).
             for match in BARE.finditer(sentence):
-                if not _inside(match.start(), taken) and "." not in match.group(1):
-                    add(match.start(), match.end(), attribute, _fmt(_number(match.group(1))))
+                raw = match.group(1)
+                if _inside(match.start(), taken) or "." in raw:
+                    continue
+                if attribute != "exit status" or _number(raw) < 256:
+                    add(match.start(), match.end(), attribute, _fmt(_number(raw)))
     for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")
         add(match.start(), match.end(), f"runtime {language}", match.group(2))

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 from services.knowledge.cues import sentence_statements
-from services.knowledge.setting_names import CODE_WORD, setting_names
+from services.knowledge.setting_names import CODE_WORD, setting_names, share_setting
 from services.storage.query_terms import query_terms, stem
 from services.text.words import STOPWORDS, without_fences
 
@@ -74,7 +74,7 @@ _UNITS = (
 # ("defaults to 'django.db.models.AutoField'", "defaults to BigAutoField").
 _NAMED_DEFAULT = re.compile(
     r"(?:\bdefaults? (?:is|are|was|to|=|of)|\bdefaults?:|\(defaults?|"
-    r"\bdefault\b.{0,60}?\bfrom \S+ to)\s+"
+    r"\bdefault (?:`[^`\n]{1,60}`|\w+) (?:is|are|was|=)|\bdefault\b.{0,60}?\bfrom \S+ to)\s+"
     r"(?:`(?P<code>[^`\n]{1,60})`|'(?P<single>[^'\s]{1,60})'|\"(?P<double>[^\"\s]{1,60})\"|"
     r"(?P<number>\d+(?:\.\d+)?)(?![\w%]|\.\d|\s*(?:%|" + _UNITS + r")\b)|"
     r"(?P<word>[A-Za-z_][\w.]*\w))",
@@ -203,7 +203,7 @@ def defaults_clash(first: tuple[DefaultClaim, ...], second: tuple[DefaultClaim, 
         for b in second:
             if not a.subject & b.subject:
                 continue
-            if a.names and b.names and not a.names & b.names:
+            if a.names and b.names and not share_setting(a.names, b.names):
                 continue  # two settings' defaults (`testTimeout` / `hookTimeout`)
             for attribute in sorted({n for n, _ in a.values} & {n for n, _ in b.values}):
                 ours = {v for n, v in a.values if n == attribute}

@@ -30,7 +30,7 @@ from services.knowledge.quantities import (
     quantity_clash,
     read_quantities,
 )
-from services.knowledge.setting_names import setting_names
+from services.knowledge.setting_names import setting_names, share_setting
 from services.memory import Memory, parse_time
 from services.text.change_wording import SPOKEN_CHANGE
 from services.text.redact import without_placeholders
@@ -82,7 +82,8 @@ _OPPOSITE_PATTERNS = tuple(
     for x, y in OPPOSITES
 )
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)(?![\w.]*\w)")
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|ms|s|mb|kb|gb|x)?(?![\w])", re.I)
+# A number, not a part of an IP address ("0.0.0.0" is no "0.0").
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|ms|s|mb|kb|gb|x)?(?![\w]|\.\d+\.\d)", re.I)
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _IDENTIFIER = re.compile(
     r"\b[A-Za-z_][\w]*(?:[._][\w]+)+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
@@ -210,7 +211,7 @@ def _sentence_clashes(a: PairText, b: PairText) -> tuple[float, float]:
     values = polarity = 0
     for words_a, values_a, negated_a, named_a in a.sentences:
         for words_b, values_b, negated_b, named_b in b.sentences:
-            if named_a and named_b and not named_a & named_b:
+            if named_a and named_b and not share_setting(named_a, named_b):
                 continue
             shared = words_a & words_b
             if len(shared) < 2 or len(shared) / len(words_a | words_b) < 0.3:

@@ -26,9 +26,9 @@ Bindings = tuple[tuple[str, frozenset[str]], ...]  # attribute → the settings 
 
 
 def setting_names(text: str, values: Iterable[str] = ()) -> frozenset[str]:
-    """The settings `text` names as code, lower case, a dotted name also by its last
-    part; names that are among `values` (the value a default is said to be: "defaults
-    to `node_modules/.cache`") are none."""
+    """The settings `text` names as code, lower case; names that are among `values` (the
+    value a default is said to be: "defaults to `node_modules/.cache`") are none, and so
+    are abbreviations ("i.e.")."""
     given = set(values)
 
     def a_value(name: str) -> bool:
@@ -41,9 +41,21 @@ def setting_names(text: str, values: Iterable[str] = ()) -> frozenset[str]:
             found.add(lead.group(0).lower())
     plain = _CODE_SPAN.sub(" ", text)
     found.update(flag.lower() for flag in _FLAG.findall(plain))
-    found.update(w.lower() for w in _BARE_NAME.findall(plain) if CODE_WORD.search(w))
-    named = {name for name in found if not a_value(name)}
-    return frozenset(named | {name.rsplit(".", 1)[-1] for name in named})
+    found.update(w.lower() for w in _BARE_NAME.findall(plain) if len(w) > 3 and CODE_WORD.search(w))
+    return frozenset(name for name in found if not a_value(name))
+
+
+def same_setting(first: str, second: str) -> bool:
+    """One setting, written in full or by its last dotted parts
+    (`ssl.create_default_context` / `create_default_context`); `server.port` and
+    `preview.port` are two."""
+    return first == second or first.endswith(f".{second}") or second.endswith(f".{first}")
+
+
+def share_setting(first: Iterable[str], second: Iterable[str]) -> bool:
+    """Whether the two sets of names name one setting (`same_setting`)."""
+    theirs = list(second)
+    return any(same_setting(a, b) for a in first for b in theirs)
 
 
 def bind(stated: Iterable[tuple[str, frozenset[str]]]) -> Bindings:
@@ -65,7 +77,7 @@ def bind(stated: Iterable[tuple[str, frozenset[str]]]) -> Bindings:
 def other_settings(first: Bindings, second: Bindings, attribute: str) -> bool:
     """Both notes bind their values of `attribute` to settings, and to other ones."""
     ours, theirs = dict(first).get(attribute), dict(second).get(attribute)
-    return bool(ours and theirs and not ours & theirs)
+    return bool(ours and theirs and not share_setting(ours, theirs))
 
 
 # Whose value a sentence gives: a library's default ("defaults to 10 s", "30 s out of the

@@ -24,6 +24,7 @@ from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
 from services.text.identifiers import matches_file_ref, mentions
 from services.text.stacktrace import error_in_text, share_of_error_words
+from services.types import Tier
 
 # Two later notes that replace one earlier note ("the floor is 3.9 now", then "3.9 is no
 # longer supported; 3.10") are steps of one change when written at least a day apart.
@@ -375,8 +376,11 @@ def reinstate(store: MemoryStore, memory_id: str) -> tuple[Memory, str | None]:
     if memory.superseded_by is None and memory.valid_to is None:
         raise UserInputError(f"{memory_id} is not replaced: it holds already (nothing was changed)")
     replacer = memory.superseded_by
+    held: dict[str, object] = {"superseded_by": None, "valid_to": None}
+    if memory.tier is Tier.ARCHIVED:
+        held["tier"] = Tier.WARM.value  # a duplicates merge archives what it folds in
     with store.writing():
-        store.update(memory.id, {"superseded_by": None, "valid_to": None})
+        store.update(memory.id, held)
         other = store.get_many([replacer]).get(replacer) if replacer else None
         if other is not None:
             if other.supersedes == memory.id:

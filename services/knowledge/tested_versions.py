@@ -46,10 +46,12 @@ _OTHER_JOB = re.compile(
     r"coverage|benchmarks?|nightly)\b(?:\s+(?:job|matrix|step|workflow))",
     re.IGNORECASE,
 )
+# A matrix key names its runtime whichever separator it uses: `node-version`,
+# `node_version` (vite's ci.yml), `python_version`.
 _RUNTIMES = {
-    "go": r"\bgo(?:lang)?\b(?!\.mod|\.sum)|\bgo-version\b",
-    "python": r"\b(?:c?python|py)\b|\bpython-version\b",
-    "node": r"\bnode(?:\.?js)?\b|\bnode-version\b",
+    "go": r"\bgo(?:lang)?\b(?!\.mod|\.sum)|\bgo[-_]version\b",
+    "python": r"\b(?:c?python|py)\b|\bpython[-_]version\b",
+    "node": r"\bnode(?:\.?js)?\b|\bnode[-_]version\b",
     "rust": r"\b(?:rust|rustc|toolchains?)\b",
 }
 _RUNTIME = {name: re.compile(pattern, re.IGNORECASE) for name, pattern in _RUNTIMES.items()}

@@ -18,11 +18,14 @@ DURATION_LIKE = {
 
 
 def with_unit(attribute: str, value: str) -> str:
-    """A value as people read it: durations are kept in seconds, sizes in MB."""
+    """A value as people read it: durations are kept in seconds, sizes in MB (under
+    1 MB in KB: "500 kB" is "500 KB", not "0.488281 MB")."""
     if not looks_numeric(value):
         return value
     if attribute in DURATION_LIKE:
         return f"{value} s"
+    if attribute == "size limit" and 0 < float(value) < 1:
+        return f"{float(value) * 1024:g} KB"
     return f"{value} MB" if attribute == "size limit" else value
 
 

@@ -63,3 +63,16 @@ def test_review_resolves_a_contradiction(engram_cli: EngramCli) -> None:
     text = engram_cli.ok("contradictions", "list", "--all").stdout
     assert "holds" not in text.splitlines()[0]  # both hold: nobody is named the holder
     assert "resolved both_valid" in text
+
+
+def test_list_says_the_reason_a_pair_was_flagged_when_added(engram_cli: EngramCli) -> None:
+    """The JSON had the reason a pair was flagged as it was written; the text said none."""
+    engram_cli.add("`server.port` defaults to 5173.", "--project", "web", "--id", "port")
+    flagged = engram_cli.json(
+        "add", "Heads-up: `server.port` defaults to 3000, not 5173.", "--project", "web"
+    )
+    assert flagged["may_replace"]
+    text = engram_cli.ok("contradictions", "list").stdout
+    (record,) = engram_cli.json("contradictions", "list")["contradictions"]
+    reason = record["evidence"].get("reason")
+    assert reason and reason in text

@@ -15,7 +15,7 @@ from services.knowledge.cues import (
     sentence_statements,
 )
 from services.knowledge.holders import holder
-from services.knowledge.value_wording import describe_conflict
+from services.knowledge.value_wording import describe_conflict, with_unit
 
 NAMES = st.from_regex(r"[a-z]{3,8}_[a-z]{3,8}", fullmatch=True)
 
@@ -487,3 +487,13 @@ def test_a_ci_matrix_is_no_single_runtime_value() -> None:
     older_floor = read("m3", "floor", "gunicorn needs Python 3.10 at least.")
     assert compare(matrix, floor).conflicts == []
     assert compare(older_floor, floor).conflicts != []
+
+
+def test_a_port_beside_exit_wording_is_no_exit_status_and_small_sizes_read_in_kb() -> None:
+    port = "If port 5173 is taken Vite moves on, unless strictPort is true: then it exits."
+    assert sentence_statements(port) == []
+    went = sentence_statements("the exit code went from 1 to 2")
+    assert [(s.value, s.old) for s in went] == [("1", True), ("2", False)]
+    (size,) = sentence_statements("chunks over 500 kB get a warning")
+    assert with_unit("size limit", size.value) == "500 KB"
+    assert with_unit("size limit", "2") == "2 MB"

@@ -195,3 +195,12 @@ def test_a_value_right_before_by_default_is_a_value() -> None:
     thousand = claims("--max-requests is 1000 by default, so workers already get recycled.")
     assert defaults_clash(zero, thousand) == "default: 0 vs 1000"
     assert claims("The timeout is 30 seconds by default.")[0].literals == frozenset()
+
+
+def test_default_followed_by_its_setting_then_the_value() -> None:
+    modules = claims("`build.target` defaults to 'modules', i.e. es2020, chrome87.")
+    baseline = claims("Default `build.target` is 'baseline-widely-available' in Vite 7.")
+    assert defaults_clash(modules, baseline) == "default: modules vs baseline-widely-available"
+    server = claims("`server.port` defaults to 5173.")
+    preview = claims("`preview.port` defaults to 4173.")
+    assert defaults_clash(server, preview) is None  # two settings that end alike

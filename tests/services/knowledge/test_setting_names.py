@@ -8,22 +8,33 @@ from hypothesis import strategies as st
 
 from services.knowledge.cues import compare, read
 from services.knowledge.pair_features import features, read_pair_text
-from services.knowledge.setting_names import bind, other_settings, setting_names, whose
+from services.knowledge.setting_names import (
+    bind,
+    other_settings,
+    setting_names,
+    share_setting,
+    whose,
+)
 from tests.services.builders import make_memory
 
 
 def test_flags_code_spans_and_code_words_are_settings() -> None:
     assert setting_names("--graceful-timeout defaults to 10 seconds") == {"--graceful-timeout"}
-    assert setting_names("pass `verify=True` or `ssl.create_default_context(cafile=x)`") >= {
+    assert setting_names("pass `verify=True` or `ssl.create_default_context(cafile=x)`") == {
         "verify",
         "ssl.create_default_context",
-        "create_default_context",
     }
     assert setting_names("worker_prefetch_multiplier and testTimeout") == {
         "worker_prefetch_multiplier",
         "testtimeout",
     }
     assert setting_names("the timeout is ten seconds - or so") == frozenset()
+
+
+def test_a_dotted_name_is_one_setting_with_its_last_parts_not_with_a_sibling() -> None:
+    assert share_setting({"ssl.create_default_context"}, {"create_default_context"})
+    assert not share_setting({"server.port"}, {"preview.port"})
+    assert setting_names("i.e. the default, e.g. this") == frozenset()
 
 
 def test_a_value_given_as_code_names_no_setting() -> None:

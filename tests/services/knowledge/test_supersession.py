@@ -165,6 +165,17 @@ def test_a_replaced_memory_can_hold_again_beside_its_replacement(engram: Engram)
         supersession.reinstate(engram.store, "no-such-id")
 
 
+def test_a_memory_a_merge_folded_in_holds_again_out_of_the_archive(engram: Engram) -> None:
+    kept = engram.service.add(FLOOR_NEW)
+    folded = engram.service.add(FLOOR_OLD)
+    with engram.store.writing():  # what the duplicates merge does
+        engram.store.update(folded.id, {"superseded_by": kept.id, "tier": "archived"})
+    held, replacer = supersession.reinstate(engram.store, folded.id)
+    assert replacer == kept.id and held.tier.value == "warm" and held.superseded_by is None
+    standard = engram.service.search("python floor", MemoryFilter(project="httpx"))
+    assert folded.id in {r.memory.id for r in standard.results}
+
+
 def test_declaring_never_acts_on_a_guess(engram: Engram) -> None:
     old = engram.service.add(FLOOR_OLD)
     new = engram.service.add(FLOOR_NEW)

@@ -98,3 +98,13 @@ def test_any_text_is_read_and_every_version_is_written_in_it(content: str, title
     for runtime, version in versions_under_test(title, content):
         assert runtime in ("", "go", "python", "node", "rust")
         assert re.search(rf"(?<!\d){re.escape(version)}", content)
+
+
+def test_a_matrix_key_written_with_an_underscore_names_its_runtime() -> None:
+    """vite's ci.yml writes `node_version: [20, 22, 24]`; the change from [18, 20, 22]
+    had been offered as a duplicate."""
+    assert versions_under_test("ci", "ci.yml runs tests on node_version: [20, 22, 24].") == {
+        ("node", "20"),
+        ("node", "22"),
+        ("node", "24"),
+    }
