@@ -137,10 +137,10 @@ def parse_import(
     if problems and not records and not stripped.startswith(("{", "[")):
         # Not one line is JSON: notes in Markdown or plain text, not an export.
         raise ValidationFailed(
-            f"{where} is not JSON or JSONL (no line is a JSON record); nothing was imported. "
-            "Text notes are stored with `engram ingest FILE` (lines `MEMORY:type:content`) "
-            "or `engram add`",
-            problems[:3],
+            f"{where}: {len(problems)} problem(s); nothing was imported: no line is a JSON "
+            "record (not an export or JSONL). Text notes are stored with `engram ingest "
+            "FILE` (lines `MEMORY:type:content`) or `engram add`",
+            problems,
         )
     if problems:
         raise ValidationFailed(
