@@ -46,6 +46,7 @@ from services.search.results import ScoreBreakdown as ScoreBreakdown
 from services.search.results import SearchResponse as SearchResponse
 from services.search.results import SearchResult as SearchResult
 from services.search.results import Weights as Weights
+from services.storage.fulltext import fts_terms
 from services.storage.memories import MemoryStore
 from services.storage.metrics import SearchMetrics, SearchMetricsLog
 from services.text.acronyms import spelled_out_acronyms
@@ -69,6 +70,9 @@ MAX_QUERY_IDENTIFIERS = 8
 QUERY_VECTOR_CACHE = 256
 # Queries again for more vectors when long memories crowded the nearest ones (`_nearest`).
 DENSE_REQUERIES = 2
+# A query of this many words or more that a memory holds as written is a quoted line
+# (an error, a log line): that memory is the best keyword hit (`_quoted_whole`).
+QUOTED_LINE_WORDS = 5
 IDENTIFIER_CANDIDATES = 20
 # A search over every project draws each stage's candidates from all of them, so one
 # project's right answer competes with every other project's look-alikes for the same
@@ -106,6 +110,7 @@ class _Candidates:
     dense: dict[str, tuple[float, int]] = field(default_factory=dict)
     lexical: dict[str, tuple[float, int]] = field(default_factory=dict)
     identifier_ids: set[str] = field(default_factory=set)
+    quoted: set[str] = field(default_factory=set)  # hold the query as written (`_quoted_whole`)
     query_vector: Vectors | None = None
 
     def ids(self) -> list[str]:
@@ -217,10 +222,12 @@ class HybridRetriever:
         project: str | None,
         flags: list[str],
         metrics: SearchMetrics,
-    ) -> tuple[dict[str, tuple[float, int]], set[str]]:
-        """BM25 hits (score, chunk) per memory, and the memories naming an identifier."""
+    ) -> tuple[dict[str, tuple[float, int]], set[str], set[str]]:
+        """BM25 hits (score, chunk) per memory, the memories naming an identifier, and
+        those holding the query as written (`_quoted_whole`)."""
         lexical: dict[str, tuple[float, int]] = {}
         identifier_ids: set[str] = set()
+        quoted: set[str] = set()
         stage = time.perf_counter()
         if not self.store.fts_available():
             log.warning("full-text index unavailable, searching by vectors only")
@@ -230,6 +237,7 @@ class HybridRetriever:
             extra = [] if error_line else spelled_out_acronyms(query) + other_forms(query)
             for hit in self.store.lexical(error_line or query, pool, project, extra):
                 lexical[hit.memory_id] = (hit.score, hit.chunk_index)
+            quoted = self._quoted_whole(error_line or query, lexical, project)
             for identifier in identifiers:
                 phrase = identifier.rsplit("/", 1)[-1]
                 identifier_ids.update(
@@ -238,7 +246,23 @@ class HybridRetriever:
         metrics.lexical_ms = _ms(stage)
         metrics.lexical_count = len(lexical)
         metrics.identifier_count = len(identifier_ids)
-        return lexical, identifier_ids
+        return lexical, identifier_ids, quoted
+
+    def _quoted_whole(
+        self, text: str, lexical: dict[str, tuple[float, int]], project: str | None
+    ) -> set[str]:
+        """Memories that hold a line of `QUOTED_LINE_WORDS` or more words as written
+        score as the best keyword hit, whatever their meaning's score: BM25 ranks a 3 MB
+        pasted log that quotes the line below short notes sharing one of its words (the
+        line past the log's chunks is in its whole-memory row only, which BM25 weighs by
+        its length), and the log's vectors are far from one line of it."""
+        if len(fts_terms(text, QUOTED_LINE_WORDS)) < QUOTED_LINE_WORDS:
+            return set()
+        best = max((score for score, _ in lexical.values()), default=0.0)
+        quoted = set(self.store.phrase_candidates(text, IDENTIFIER_CANDIDATES, project))
+        for memory_id in quoted:
+            lexical[memory_id] = (best, lexical.get(memory_id, (0.0, -1))[1])
+        return quoted
 
     def search(
         self,
@@ -315,9 +339,9 @@ class HybridRetriever:
                 query, pool, projects, flags, metrics
             )
         if lexical_job is not None:
-            found.lexical, found.identifier_ids = lexical_job.result()
+            found.lexical, found.identifier_ids, found.quoted = lexical_job.result()
         elif kind is RetrieverKind.LEXICAL:
-            found.lexical, found.identifier_ids = self._lexical_stage(
+            found.lexical, found.identifier_ids, found.quoted = self._lexical_stage(
                 query, identifiers, pool, flt.project, lexical_flags, metrics
             )
         flags.extend(lexical_flags)
@@ -360,11 +384,14 @@ class HybridRetriever:
         lexical_score = raw_lexical / best_lexical if best_lexical > 0 else 0.0
         floor = PLAIN_QUESTION_MEANING_FLOOR
         plain_question = kind is RetrieverKind.HYBRID and not identifiers
-        if plain_question and floor > 0 and memory.id in found.dense:  # a vector to judge by
+        judged = memory.id in found.dense and memory.id not in found.quoted  # by its vector
+        if plain_question and floor > 0 and judged:
             lexical_score *= min(1.0, dense_score / floor)
         in_files = {i for i in identifiers if matches_file_ref(i, memory.file_refs)}
         matched = tuple(i for i in identifiers if i in in_files or _text_mentions(memory, i))
         identifier_score = len(matched) / len(identifiers) if identifiers else 0.0
+        if memory.id in found.quoted:  # it holds the query's line as written
+            identifier_score = 1.0
         intent_score = 1.0 if memory.type in wanted_types else 0.0
         project_score = float(memory.project is not None and memory.project in priors.named)
         file_score = float(bool(in_files))

@@ -694,3 +694,23 @@ def test_a_long_memory_does_not_crowd_others_out_of_dense_hits(engram: Any) -> N
     found = ids(engram.service.search("worker timeout", limit=10, kind=RetrieverKind.DENSE))
     assert len(found) == 10
     assert len(set(found) - {"log"}) >= 9
+
+
+def test_a_memory_holding_the_query_line_as_written_is_the_best_keyword_hit(
+    engram: Any,
+) -> None:
+    """A line quoted from deep in a pasted log: BM25 weighs the log by its length, so
+    notes sharing one word of it had outranked the log by keywords (with MiniLM, a new
+    user's 3 MB log went from 5th to 1st)."""
+    lines = [f"12:00:{i % 60:02d} [vite] hmr update /src/c{i}.vue page reload" for i in range(6000)]
+    lines[5000] = "Error: ENOSPC: System limit for number of file watchers reached, watch '/repo'"
+    engram.service.add({"id": "log", "type": "episode", "content": "\n".join(lines)})
+    notes = ["The chunk size limit is 500 kB.", "Our file limit is 4096 watchers."]
+    for i, note in enumerate(notes):
+        engram.service.add({"id": f"n{i}", "type": "fact", "content": note})
+    found = engram.service.search("System limit for number of file watchers reached")
+    log = next(r for r in found.results if r.memory.id == "log")
+    assert (log.breakdown.lexical, log.breakdown.identifier) == (1.0, 1.0)
+    assert all(r.breakdown.identifier == 0.0 for r in found.results if r.memory.id != "log")
+    short = engram.service.search("watchers limit")  # too few words to be a quoted line
+    assert all(r.breakdown.identifier == 0.0 for r in short.results)
