@@ -279,9 +279,10 @@ def read(
     written = written if len(written) == len(said_in) else said_in
     bound: list[tuple[str, frozenset[str]]] = []
     owners: list[tuple[str, str]] = []
+    titled = setting_names(title)  # the settings of a sentence that names none
     for sentence, as_written in zip(said_in, written, strict=True):
         found = sentence_statements(sentence[:READ_SENTENCE_CHARS], title, carried)
-        named = setting_names(as_written) or setting_names(title)
+        named = setting_names(as_written) or titled
         bound.extend((s.attribute, named) for s in found if not s.old)
         owners.extend((s.attribute, whose(sentence)) for s in found if not s.old)
         versions = {s.attribute for s in found if s.attribute.startswith(("runtime ", "version "))}
@@ -474,8 +475,7 @@ def compare(
         cues.replaces = later.id
     if cues.replaces is None and not elsewhere:
         earlier = b if later is a else a
-        # what the earlier note moved a value away from, it no longer says
-        left = {move.old for move in earlier.moves}
+        left = {move.old for move in earlier.moves}  # what it moved away from, it no longer says
         cues.moved = moved_value(earlier.said - left, later.moves)
         if cues.moved is None:  # "0.28.1 backs out … from 0.28.0" (`reverts`)
             cues.reverted = reverted_release(earlier.reverts, later.reverts)

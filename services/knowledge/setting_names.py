@@ -4,9 +4,10 @@
 state a timeout, but of two settings: compared as one attribute they read as a clash
 ("timeout: 30 s vs 10 s") that no one wrote. A setting is named as code: a command-line
 flag (`--max-requests`, written with backticks or not), a code span's leading name
-(`verify=True` names `verify`, `ssl.create_default_context(...)` also
-`create_default_context`) or a word written as code (`worker_prefetch_multiplier`,
-`testTimeout`, `pool.max_size`). A value is bound to the settings its sentence names,
+(`verify=True` names `verify`, `ssl.create_default_context(...)` the dotted name, which is
+one setting with `create_default_context` but not `server.port` with `preview.port`:
+`same_setting`) or a word written as code (`worker_prefetch_multiplier`, `testTimeout`,
+`pool.max_size`). A value is bound to the settings its sentence names,
 or, in a sentence that names none, to those of the note's title; a value stated in a
 sentence naming nothing is bound to nothing, and then compares with any.
 """
