@@ -27,6 +27,7 @@ from services.storage.findings import Finding, FindingStore, Option
 from services.storage.memories import MemoryStore
 from services.text.redact import without_placeholders
 from services.text.words import sha256_hex
+from services.types import Tier
 
 log = logging.getLogger(__name__)
 
@@ -281,6 +282,10 @@ def resolve(
         raise UserInputError(
             "merged needs --into ID, the memory that merges both (nothing was changed)"
         )
+    if into:
+        _check_merge_target(
+            present[into], [present[i] for i in (record.a, record.b) if i in present]
+        )
     changed = False
     now = now_iso()
     with store.writing():
@@ -300,6 +305,25 @@ def resolve(
                     option = resolution if resolution != "merged" else "both_valid"
                     findings.mark_answered(finding, option, applied=changed)
     return changed
+
+
+def _check_merge_target(into: Memory, pair: list[Memory]) -> None:
+    """A merge's target must hold now and belong where the pair does: merging two
+    notes of one project into another project's note, or into one already replaced or
+    archived, would leave the project's current truth outside it."""
+    if into.superseded or into.tier is Tier.ARCHIVED:
+        state = f"superseded by {into.superseded_by}" if into.superseded else "archived"
+        raise UserInputError(
+            f"--into {into.id} no longer holds ({state}); merge into a current memory "
+            "(nothing was changed)"
+        )
+    projects = {m.project for m in pair}
+    if into.project not in projects:
+        raise UserInputError(
+            f"--into {into.id} is in project {into.project or '(none)'}, the pair in "
+            f"{', '.join(sorted(p or '(none)' for p in projects))}; merge into a memory "
+            "of the same project (nothing was changed)"
+        )
 
 
 def supersede(store: MemoryStore, winner: Memory, loser: Memory, now: str) -> bool:

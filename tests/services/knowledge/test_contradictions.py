@@ -380,6 +380,15 @@ def test_both_valid_and_merged_resolutions(context: RemContext) -> None:
     with pytest.raises(UserInputError, match="merged needs --into"):
         contradictions.resolve(store, records[("new", "conflict")].id, "merged")
     assert not contradictions.get(store, records[("new", "conflict")].id).resolved
+    store.update("merged", {"project": "elsewhere"})
+    with pytest.raises(UserInputError, match="same project"):
+        contradictions.resolve(store, records[("new", "conflict")].id, "merged", into="merged")
+    store.update("merged", {"project": store.get("new").project})
+    add(context, "stale", "`settle_batch` times out after 45 s.", 14)
+    store.update("stale", {"superseded_by": "old"})
+    with pytest.raises(UserInputError, match="no longer holds"):
+        contradictions.resolve(store, records[("new", "conflict")].id, "merged", into="stale")
+    assert not contradictions.get(store, records[("new", "conflict")].id).resolved
     assert contradictions.resolve(store, records[("new", "conflict")].id, "merged", into="merged")
     assert (
         store.get("new").superseded_by == "merged"
