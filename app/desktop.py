@@ -224,6 +224,13 @@ class Desktop:
         replaced = declare(engram.store, winner_id, loser_ids)
         return Replacement(engram.store.get(winner_id), replaced)
 
+    def hold_again(self, memory_id: str) -> tuple[Memory, str | None]:
+        """A replaced (or merged) memory holds again beside what replaced it; the
+        memory and what had replaced it (`engram edit --holds-again`)."""
+        from services.knowledge.supersession import reinstate
+
+        return reinstate(self.engram.store, memory_id)
+
     def add_replacing(self, data: dict[str, Any], loser_ids: Sequence[str]) -> Replacement:
         """Store a memory that replaces `loser_ids`, in one transaction: when the
         replacement is refused, the memory is not stored either."""

@@ -114,6 +114,8 @@ class BrowserBackend(Protocol):
 
     def declare_replaces(self, winner_id: str, loser_ids: Sequence[str]) -> Any: ...
 
+    def hold_again(self, memory_id: str) -> tuple[Memory, str | None]: ...
+
     def edit_memory(self, memory_id: str, changes: dict[str, Any]) -> Memory: ...
 
     def delete_memory(self, memory_id: str) -> Memory: ...
@@ -261,6 +263,7 @@ class MemoryBrowser(QWidget):
             ("Pin", self.toggle_pin),
             ("Archive", self.toggle_archive),
             ("Replaces…", self.open_replaces),
+            ("Holds again", self.hold_again),
             ("Delete", self.delete_selected),
             ("Undo delete", self.undo_delete),
             ("Refresh", lambda: self.refresh()),
@@ -388,6 +391,11 @@ class MemoryBrowser(QWidget):
             self.buttons[name].setEnabled(memory is not None)
         # a memory that no longer holds replaces nothing
         self.buttons["Replaces…"].setEnabled(memory is not None and not memory.superseded)
+        replaced = memory is not None and (memory.superseded or memory.valid_to is not None)
+        self.buttons["Holds again"].setEnabled(replaced)
+        self.buttons["Holds again"].setToolTip(
+            "Undo a replacement or a merge: this memory holds again beside what replaced it"
+        )
         self.buttons["Undo delete"].setEnabled(bool(self.undo_stack))
         if memory is not None:
             self.buttons["Pin"].setText("Unpin" if PINNED_TAG in memory.tags else "Pin")
@@ -470,6 +478,20 @@ class MemoryBrowser(QWidget):
             declared,
             self.failed,
         )
+
+    def hold_again(self) -> None:
+        """The selected replaced memory holds again beside what replaced it (a
+        replacement declared, confirmed or merged by mistake; `engram edit --holds-again`)."""
+        memory = self.selected()
+        if memory is None:
+            return
+
+        def held(result: tuple[Memory, str | None]) -> None:
+            again, replacer = result
+            beside = f" beside {replacer}" if replacer else ""
+            self.refresh(f"{again.id} holds again{beside}: both hold")
+
+        self.runner.run(lambda: self.backend.hold_again(memory.id), held, self.failed)
 
     def delete_selected(self) -> None:
         memory = self.selected()

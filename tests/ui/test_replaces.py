@@ -237,6 +237,25 @@ def test_browser_replaces_marks_the_picked_memory(qtbot: Any, browser: MemoryBro
     assert "Replaces m0" in browser.detail.toPlainText()
 
 
+def test_browser_holds_again_undoes_a_replacement(qtbot: Any, browser: MemoryBrowser) -> None:
+    engram = browser.backend.engram  # type: ignore[attr-defined]
+    browser.select("m3")
+    assert not browser.buttons["Holds again"].isEnabled()  # it holds already
+    browser.declare_replaces("m3", ["m0"])
+    qtbot.waitUntil(lambda: engram.store.get("m0").superseded_by == "m3", timeout=5000)
+    qtbot.waitUntil(lambda: "no longer holds" in browser.status.text(), timeout=5000)
+    browser.select("m0")
+    assert browser.buttons["Holds again"].isEnabled()
+    browser.buttons["Holds again"].click()
+    qtbot.waitUntil(lambda: "holds again" in browser.status.text(), timeout=5000)
+    assert browser.status.text().startswith("m0 holds again beside m3: both hold")
+    m0, m3 = engram.store.get("m0"), engram.store.get("m3")
+    assert (m0.superseded_by, m0.valid_to, m3.supersedes) == (None, None, None)
+    browser.select("m0")
+    assert not browser.buttons["Holds again"].isEnabled()
+    assert "No longer holds" not in browser.detail.toPlainText()
+
+
 def test_browser_refused_declaration_shows_the_reason(qtbot: Any, browser: MemoryBrowser) -> None:
     engram = browser.backend.engram  # type: ignore[attr-defined]
     browser.declare_replaces("m3", ["m2"])  # m2 is in another project
