@@ -18,6 +18,7 @@ from services.knowledge.conflict_records import (
     Contradiction,
     record_of,
 )
+from services.knowledge.conflict_scorer import THRESHOLD as SCORER_THRESHOLD
 from services.memory import Memory, now_iso, written_at
 from services.search.retrieval import SearchResponse, SearchResult
 from services.storage import contradictions as table
@@ -150,13 +151,24 @@ def _replacements(
             continue
         if record.holder in (record.a, record.b):
             loser = record.b if record.holder == record.a else record.a
-            found.append((loser, record.holder, _recorded_score(record.evidence)))
+            found.append((loser, record.holder, _sureness(record)))
     return found
 
 
-def _recorded_score(evidence: dict[str, object]) -> float:
-    score = evidence.get("score")
-    return float(score) if isinstance(score, int | float) else 0.0
+def _sureness(record: Contradiction) -> float:
+    """How sure a conflict's holder is, for choosing between holders of one memory: the
+    score recorded when it was found, where a guess of the fitted scorer below the
+    scorer's own bar (flagged through a gate's lower one) counts below anything the cues
+    read in the wording. Such a guess had named a CI matrix note (0.86) the holder over
+    the engines floor the cues read (0.80); a guess past the bar stays compared by score
+    (cues reading a release revert too broadly, 0.80, must not outrank a 0.96 guess)."""
+    score = record.evidence.get("score")
+    recorded = float(score) if isinstance(score, int | float) else 0.0
+    guessed = record.evidence.get("scorer")
+    weak_guess = (
+        record.scorer_guess and isinstance(guessed, int | float) and guessed < SCORER_THRESHOLD
+    )
+    return recorded + (0.0 if weak_guess else 1.0)
 
 
 def _later_co_holders(

@@ -323,6 +323,30 @@ def test_the_surest_of_several_open_conflicts_names_the_replacement(engram: Engr
     assert {r.memory.id: r.outdated_by for r in response.results}[old.id] == new.id
 
 
+@pytest.mark.parametrize(("guess", "named"), [(0.86, "read"), (0.97, "guessed")])
+def test_a_guess_below_the_scorers_bar_never_outranks_a_reading(
+    engram: Engram, guess: float, named: str
+) -> None:
+    """Two holders of one old note: the cues read one (a raised floor, score 0.80), the
+    fitted scorer alone guessed the other. A guess flagged below the scorer's own bar
+    counts below the reading whatever its score; one past the bar is compared by score."""
+    old = engram.service.add(FLOOR_OLD)
+    guessed = engram.service.add({**UNRELATED, "created_at": "2025-06-29T10:00:00+00:00"})
+    read = engram.service.add(FLOOR_NEW)
+    with engram.store.writing():
+        for holder, evidence in (
+            (read, {"score": 0.8, "cue_score": 0.8, "scorer": None}),
+            (guessed, {"score": guess, "cue_score": 0.0, "scorer": guess}),
+        ):
+            a, b = contradictions.ordered(old, holder)
+            table.record_flag(
+                engram.store, a.id, b.id, "supersedes", holder.id, "2025-07-02",
+                json.dumps(evidence),
+            )  # fmt: skip
+    expected = {"read": read.id, "guessed": guessed.id}[named]
+    assert supersession.replaced_by(engram.store, [old.id])[old.id] == expected
+
+
 @pytest.mark.parametrize(("later_score", "chained"), [(0.99, True), (0.93, False)])
 def test_a_later_co_holder_makes_history_only_when_it_is_as_sure(
     engram: Engram, later_score: float, chained: bool
