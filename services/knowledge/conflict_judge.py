@@ -25,9 +25,10 @@ from services.knowledge.conflict_records import (
 )
 from services.knowledge.conflict_scan import Scan, _text, similarity_of
 from services.knowledge.conflict_scorer import is_conflict, kind_of
-from services.knowledge.cues import Cues, Reading, compare
+from services.knowledge.cues import Cues, compare
 from services.knowledge.holders import holder
 from services.knowledge.pair_features import PairText, features, read_pair_text
+from services.knowledge.reading import Reading
 from services.llm.base import LLM, LLMCancelled, LLMTimeout, LLMUnavailable, TimeBudget, ask_json
 from services.memory import Memory, now_iso
 from services.storage import contradictions as table

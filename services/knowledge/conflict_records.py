@@ -17,9 +17,9 @@ from typing import Any
 from services.errors import NotFoundError, UserInputError
 from services.knowledge.cues import (
     Cues,
-    Reading,
     read,
 )
+from services.knowledge.reading import Reading
 from services.knowledge.value_wording import describe_conflict
 from services.memory import Memory, now_iso, parse_time, written_at
 from services.storage import contradictions as table

@@ -32,10 +32,10 @@ from services.knowledge.conflict_scorer import defaults_disagree, is_conflict
 from services.knowledge.cues import (
     VAGUE_ATTRIBUTES,
     Cues,
-    Reading,
     compare,
 )
 from services.knowledge.pair_features import PairText, features, read_pair_text
+from services.knowledge.reading import Reading
 from services.knowledge.restatements import Vocabulary, restatement_of
 from services.knowledge.runtime_floors import successive_steps
 from services.knowledge.tested_versions import successive_steps as tested_steps

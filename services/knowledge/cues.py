@@ -56,11 +56,10 @@ from services.knowledge.cue_vocabulary import (
     old_spans,
 )
 from services.knowledge.evidence import evidence_of, relays
-from services.knowledge.reverts import Reverts, read_reverts, reverted_release
-from services.knowledge.runtime_floors import Floors, floor_step, stated_floors
+from services.knowledge.reading import Reading, Statement
+from services.knowledge.reverts import read_reverts, reverted_release
+from services.knowledge.runtime_floors import floor_step, stated_floors
 from services.knowledge.setting_names import (
-    Bindings,
-    Sources,
     bind,
     default_and_own,
     other_settings,
@@ -68,10 +67,10 @@ from services.knowledge.setting_names import (
     sources,
     whose,
 )
-from services.knowledge.tested_versions import Tested, matrix_step, versions_under_test
-from services.knowledge.value_moves import Move, moved_value, moves, stated
+from services.knowledge.tested_versions import matrix_step, versions_under_test
+from services.knowledge.value_moves import moved_value, moves, stated
 from services.knowledge.value_wording import DURATION_LIKE, looks_numeric
-from services.text.change_wording import SPOKEN_CHANGE
+from services.text.change_wording import SPOKEN_CHANGE, from_releases
 from services.text.product_versions import product_versions
 from services.text.words import code_spans
 from services.text.words import sentences as split_sentences
@@ -79,49 +78,6 @@ from services.text.words import sentences as split_sentences
 READ_CHARS = 20_000
 READ_SENTENCES = 200
 READ_SENTENCE_CHARS = 1_000  # longer is a paste: the old-value patterns are quadratic
-
-
-@dataclass(frozen=True)
-class Statement:
-    attribute: str  # "timeout", "database", "runtime python", "unit mb"…
-    value: str  # normalised, what holds now according to the memory
-    old: bool = False  # the memory says this value no longer holds
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What the cues need from one memory (computed once, compared many times)."""
-
-    id: str
-    created_at: str
-    names: frozenset[str]
-    words: frozenset[str]  # subject words: no stopwords, values or attribute words
-    file_refs: frozenset[str]
-    statements: tuple[Statement, ...]
-    change_wording: bool
-    sentences: tuple[frozenset[str], ...]  # content words of each sentence
-    negated: tuple[bool, ...]  # per sentence
-    evidence: int = 0  # how much the note shows rather than recalls (see `evidence_of`)
-    relays: bool = False  # worded as passing something on ("FYI", "heads-up", "afaik")
-    spoken_change: bool = False  # worded as a change or correction ("bumped", "turns out")
-    said: frozenset[str] = frozenset()  # its values and subject words (`value_moves`)
-    moves: tuple[Move, ...] = ()  # "from X to Y"
-    environments: frozenset[str] = frozenset()  # "staging", "production" (`environments`)
-    reverts: Reverts = field(default_factory=Reverts)  # what it says was reverted
-    floors: Floors = frozenset()  # the runtime floors it states (`runtime_floors`)
-    tested: Tested = frozenset()  # the versions it says CI tests (`tested_versions`)
-    settings: Bindings = ()  # the settings its values are of (`setting_names`)
-    sources: Sources = ()  # whether its values are defaults or the team's own (`whose`)
-
-    def current(self, attribute: str) -> frozenset[str]:
-        return frozenset(s.value for s in self.statements if s.attribute == attribute and not s.old)
-
-    def old(self, attribute: str) -> frozenset[str]:
-        return frozenset(s.value for s in self.statements if s.attribute == attribute and s.old)
-
-    @property
-    def attributes(self) -> frozenset[str]:
-        return frozenset(s.attribute for s in self.statements)
 
 
 def _number(raw: str) -> float:
@@ -313,6 +269,7 @@ def read(
         relays=relays(title, content),
         environments=environments(f"{title}. {content}"),
         spoken_change=bool(SPOKEN_CHANGE.search(f"{title}. {content}")),
+        releases=from_releases(f"{title}. {content}"),
         said=stated(title, content),
         moves=moves(content),
         reverts=read_reverts(title, content),

@@ -8,8 +8,9 @@ traceback, a quoted file), and the later one when neither does.
 
 from __future__ import annotations
 
-from services.knowledge.cues import Cues, Reading, later_of
+from services.knowledge.cues import Cues, later_of
 from services.knowledge.evidence import relayed_over
+from services.knowledge.reading import Reading
 
 EVIDENCE_MARGIN = 1  # chosen leave-one-project-out on real-dev's labelled pairs (every fold: 1)
 
@@ -26,6 +27,9 @@ def holder(a: Reading, b: Reading, cues: Cues) -> str:
     earlier = a if later is b else b
     if relayed_over(earlier, later):
         return earlier.id
-    if not later.spoken_change and earlier.evidence - later.evidence >= EVIDENCE_MARGIN:
+    # a release the earlier does not name, given as where the later's statement holds
+    # from ("3.18.0 came out with #9837: errors are a dict"), tells a change
+    tells_change = later.spoken_change or bool(later.releases - earlier.said)
+    if not tells_change and earlier.evidence - later.evidence >= EVIDENCE_MARGIN:
         return earlier.id
     return later.id

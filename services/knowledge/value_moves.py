@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from services.text.change_wording import release_value
 from services.text.words import STOPWORDS
 from services.text.words import sentences as split_sentences
 
@@ -35,14 +36,6 @@ class Move:
     about: frozenset[str]  # the sentence's subject words
 
 
-def _value(raw: str) -> str:
-    """ "1.9.0" and "1.9" are one release; "v2" is "2"."""
-    parts = raw.lstrip("vV").split(".")
-    while len(parts) > 2 and parts[-1] == "0":
-        parts.pop()
-    return ".".join(parts)
-
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(text) if w not in STOPWORDS) - _MOVE_WORDS
 
@@ -50,7 +43,7 @@ def _words(text: str) -> frozenset[str]:
 def stated(title: str, content: str) -> frozenset[str]:
     """The values and subject words a note says."""
     text = f"{title}. {content}".lower()
-    return frozenset(_value(v) for v in _STATED.findall(text)) | _words(text)
+    return frozenset(release_value(v) for v in _STATED.findall(text)) | _words(text)
 
 
 def moves(content: str) -> tuple[Move, ...]:
@@ -58,7 +51,7 @@ def moves(content: str) -> tuple[Move, ...]:
     found = []
     for sentence in split_sentences(content.lower()):
         for match in _MOVE.finditer(sentence):
-            old, new = _value(match.group(1)), _value(match.group(2))
+            old, new = release_value(match.group(1)), release_value(match.group(2))
             if old != new:
                 found.append(Move(old, new, _words(sentence)))
     return tuple(found)

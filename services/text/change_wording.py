@@ -59,6 +59,14 @@ SPOKEN_CHANGE = re.compile(
     re.IGNORECASE,
 )
 
+# A note that names the release from which what it says holds ("since 5.109 `css` is
+# true", "3.18.0 came out with #9837: errors are a dict").
+_FROM_RELEASE = re.compile(
+    r"\bsince (v?\d+(?:\.\d+)+)\b|"
+    r"\b(v?\d+\.\d+(?:\.\d+)?)\s+(?:came out|is out|went out|shipped|was released)\b(?!\s+of\b)",
+    re.IGNORECASE,
+)
+
 _NOW = re.compile(
     r"\bnow\b|\bcurrently\b|\bnowadays\b|\bthese days\b|\bat the moment\b|"
     r"\bany ?more\b|\blatest\b",
@@ -72,6 +80,21 @@ _QUESTION_START = re.compile(rf"(?:^|[,;:(]|\s[—–-])\s*(?:{QUESTION_WORDS})\
 def says_change(text: str) -> bool:
     """Whether `text` is worded as a change or a correction."""
     return SPOKEN_CHANGE.search(text) is not None
+
+
+def release_value(raw: str) -> str:
+    """A release as written, compared: "1.9.0" and "1.9" are one release; "v2" is "2"."""
+    parts = raw.lstrip("vV").split(".")
+    while len(parts) > 2 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)
+
+
+def from_releases(text: str) -> frozenset[str]:
+    """The releases `text` says what it states holds from (`release_value`)."""
+    return frozenset(
+        release_value(match.group(1) or match.group(2)) for match in _FROM_RELEASE.finditer(text)
+    )
 
 
 def asks_what_holds_now(query: str) -> bool:

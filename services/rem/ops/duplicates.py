@@ -54,7 +54,7 @@ from services.knowledge.conflict_scorer import (
     is_conflict,
 )
 from services.knowledge.contradictions import SCORED_NEIGHBOURS, nearest_neighbours, reading_of
-from services.knowledge.cues import READ_CHARS, Reading, compare
+from services.knowledge.cues import READ_CHARS, compare
 from services.knowledge.current_truth import SOURCE as WRITTEN_WITHOUT_REVIEW
 from services.knowledge.pair_features import (
     PairText,
@@ -63,6 +63,7 @@ from services.knowledge.pair_features import (
     same_frame_other_subject,
 )
 from services.knowledge.quantities import agreeing_counts, quantity_clash
+from services.knowledge.reading import Reading
 from services.knowledge.restatements import (
     RESTATEMENT_THRESHOLD,
     Vocabulary,

@@ -274,6 +274,39 @@ def test_a_later_note_that_only_relays_a_change_does_not_replace_the_one_that_sh
     assert holder(shown, said, compare(shown, said)) == "b"  # said, not relayed: it holds
 
 
+def test_a_later_note_naming_a_new_release_it_holds_from_holds() -> None:
+    """The earlier note quotes more code, but the later names the release from which it
+    holds ("3.18.0 came out … with #9837", "since 3.18") and the earlier names none: a
+    change, so the later holds. Naming the release the earlier names too tells nothing
+    new, and the note that shows more holds as before."""
+    earlier = _note(
+        "a",
+        "With `many=True`, `serializer.errors` is a list lined up with the input items; "
+        "valid items show up as `{}`.",
+        "2024-05-06T10:00:00+00:00",
+    )
+    for wording in ("3.18.0 came out a couple of days ago with #9837:", "Since v3.18,"):
+        later = _note(
+            "b",
+            f"{wording} list serializer errors are a dict keyed by the failing index.",
+            "2026-08-09T10:00:00+00:00",
+        )
+        assert later.releases == {"3.18"} and not later.spoken_change
+        assert holder(earlier, later, compare(earlier, later)) == "b", wording
+    named = _note(
+        "a",
+        "Prettier 3.5 added `objectWrap`. The default, `preserve`, keeps an object "
+        "expanded when a line break follows `{`; `collapse` ignores it.",
+        "2025-02-10T10:00:00+00:00",
+    )
+    same_release = _note(
+        "b",
+        "Since 3.5 prettier puts short objects on one line by default.",
+        "2025-03-03T10:00:00+00:00",
+    )
+    assert holder(named, same_release, compare(named, same_release)) == "a"
+
+
 def test_when_neither_shows_more_the_later_note_holds() -> None:
     first = _note("a", "Run the unit tests before pushing.", "2025-09-09T09:00:00+00:00")
     second = _note(

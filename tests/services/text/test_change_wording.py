@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.text.change_wording import asks_what_holds_now, says_change
+from services.text.change_wording import (
+    asks_what_holds_now,
+    from_releases,
+    release_value,
+    says_change,
+)
 
 
 @pytest.mark.parametrize(
@@ -166,3 +171,26 @@ def test_the_same_participles_as_a_change(note: str) -> None:
 def test_reversals_and_corrections_are_change_wording(note: str) -> None:
     """Decisions are walked back and notes corrected in many words, not only "reverted"."""
     assert says_change(note)
+
+
+@pytest.mark.parametrize(
+    ("text", "releases"),
+    [
+        ("since 5.109 `experiments.css` is true", {"5.109"}),
+        ("Since v5.2.0, ThrottleWithOpts takes a status", {"5.2"}),
+        ("3.18.0 came out yesterday with #9837", {"3.18"}),
+        ("Tokio 1.40 is out", {"1.40"}),
+        ("since the upgrade nothing works", set()),
+        ("since 3 days the job fails", set()),  # a count, not a release
+        ("the 2.0 rewrite is out of scope", set()),
+        ("2.0 is out of scope for now", set()),
+    ],
+)
+def test_the_releases_a_note_holds_from(text: str, releases: set[str]) -> None:
+    assert from_releases(text) == releases
+
+
+@given(st.text(max_size=300))
+def test_releases_read_from_any_text_are_release_values(text: str) -> None:
+    for release in from_releases(text):
+        assert release == release_value(release) and release[0].isdigit()
