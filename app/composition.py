@@ -338,6 +338,22 @@ def current_first(
     return rank(store, response, limit, flt)
 
 
+def later_change_first(
+    vectors: VectorIndex, embedder: Embedder
+) -> Callable[[MemoryStore, SearchResponse, int, MemoryFilter], SearchResponse]:
+    """The result hook that puts a later change above the earlier note the search put
+    first, where no open conflict links them yet (loaded on the first search)."""
+
+    def hook(
+        _store: MemoryStore, response: SearchResponse, _limit: int, _flt: MemoryFilter
+    ) -> SearchResponse:
+        from services.knowledge.later_first import later_change_first as rank
+
+        return rank(vectors, embedder.model_id, response)
+
+    return hook
+
+
 def queue_contradiction_candidates(store: MemoryStore, memory: Memory) -> None:
     """The write hook that queues a written memory's contradiction candidates; the cue
     module's regexes load on the first write, not at start-up."""
@@ -387,7 +403,7 @@ def open_engram(
         retriever,
         lifecycle,
         write_hooks=[queue_contradiction_candidates],
-        result_hooks=[current_first],
+        result_hooks=[current_first, later_change_first(vectors, active)],
         incoming=incoming_text(settings),
     )
     return Engram(

@@ -198,7 +198,7 @@ def replacement(
     # the same change, take the right note's place.
     unsaid = not new.change or bool(old.change)
     flagged_low, score = is_conflict(pair, (old, new), low_bar, any_claim_wins=unsaid)
-    if kind_of(old, new, pair) != "supersedes" or not _same_subject(earlier, later):
+    if kind_of(old, new, pair) != "supersedes" or not same_subject(earlier, later):
         return None
     # Change wording alone is not enough: "the timeout is 15 s now" does not replace
     # "the timeout counts from the send"; the later note must clash with something
@@ -223,12 +223,13 @@ def replacement(
     return earlier, later, evidence
 
 
-def _same_subject(earlier: Memory, later: Memory) -> bool:
-    """Whether two notes can be about the same thing: they share a file, or a code name,
-    or one names what the other's qualified code name ends in, or one of them names no
-    code at all (a template twin that says the same of `issue_refund` and of
-    `price_for_plan` is two notes, not a change)."""
-    if set(earlier.file_refs) & set(later.file_refs):
+def same_subject(earlier: Memory, later: Memory, by_file: bool = True) -> bool:
+    """Whether two notes can be about the same thing: they share a file (unless not
+    `by_file`: two helpers of one file are two subjects), or a code name, or one names
+    what the other's qualified code name ends in, or one of them names no code at all (a
+    template twin that says the same of `issue_refund` and of `price_for_plan` is two
+    notes, not a change)."""
+    if by_file and set(earlier.file_refs) & set(later.file_refs):
         return True
     first, second = _code_names(earlier), _code_names(later)
     if not first or not second or first & second:

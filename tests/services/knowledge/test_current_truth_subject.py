@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.knowledge.current_truth import _same_subject
+from services.knowledge.current_truth import same_subject
 from tests.services.builders import make_memory
 
 
@@ -14,20 +14,20 @@ def test_a_qualified_name_and_its_last_segment_are_one_subject() -> None:
         "Host, Scheme and OptionalPath are removed from axum-extra on main. "
         "Read the header or `uri().authority()` yourself."
     )
-    assert _same_subject(moved, removed) and _same_subject(removed, moved)
+    assert same_subject(moved, removed) and same_subject(removed, moved)
 
 
 def test_template_twins_about_other_code_stay_apart() -> None:
     refund = make_memory("`issue_refund` retries three times before giving up.")
     price = make_memory("`price_for_plan` retries three times before giving up.")
-    assert not _same_subject(refund, price)
+    assert not same_subject(refund, price)
     short = make_memory("`io.Copy` streams the body.")
     other = make_memory("`bufio.Reader` wraps the copy.")
-    assert not _same_subject(short, other)  # the word "copy" is not the name `Copy`
+    assert not same_subject(short, other)  # the word "copy" is not the name `Copy`
 
 
 def test_a_shared_file_or_a_note_without_code_is_enough() -> None:
     first = make_memory("`a_thing` is slow.", file_refs=["src/a.py"])
     second = make_memory("`b_thing` is fast.", file_refs=["src/a.py"])
-    assert _same_subject(first, second)
-    assert _same_subject(make_memory("plain words only"), first)
+    assert same_subject(first, second)
+    assert same_subject(make_memory("plain words only"), first)
