@@ -31,7 +31,7 @@ def _context(state: CliState, project: str | None = None, as_of: str | None = No
         from app.cli.memories import parse_date
 
         now = parse_date(as_of, "--as-of")
-    return rem_context(state.engram(), project, now)
+    return rem_context(state.engram(), state.known_project(project), now)
 
 
 @cli.group()

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from services.llm.base import LLM, LLMUnavailable, TimeBudget, ask_json
-from services.memory import Memory, parse_time
+from services.memory import Memory, in_project, parse_time
 from services.storage import facts as storage
 from services.storage.findings import Finding, FindingStore, Option
 from services.storage.memories import MemoryStore
@@ -266,10 +266,14 @@ FACT_OPTIONS = [
 
 
 def fact_findings(
-    store: MemoryStore, llm: LLM | None = None, max_llm: int = MAX_LLM_FACTS
+    store: MemoryStore,
+    llm: LLM | None = None,
+    max_llm: int = MAX_LLM_FACTS,
+    project: str | None = None,
 ) -> list[Finding]:
-    """A proposal for each current memory of a factual type that has no fact yet: by
-    rules (recommended) or, for a few a run, by the model (for review only)."""
+    """A proposal for each current memory of a factual type (of `project`, when given)
+    that has no fact yet: by rules (recommended) or, for a few a run, by the model (for
+    review only)."""
 
     known = storage.memories_with_facts(store)
     asked = FindingStore(store).memory_ids("facts")
@@ -278,6 +282,8 @@ def fact_findings(
     llm_used = 0
     for memory in store.iter_all():
         if memory.type not in FACT_TYPES or memory.tier is Tier.ARCHIVED or memory.superseded:
+            continue
+        if not in_project(memory, project):
             continue
         if memory.id in known or memory.id in asked or "consolidated" in memory.tags:
             continue

@@ -59,13 +59,15 @@ def run_retention(context: RemContext) -> OperationResult:
     """Tiers from retention, applied at once (no findings)."""
     from services.rem.ops.retention import apply_tiers
 
-    return OperationResult(changes=apply_tiers(context.service.store, context.now))
+    store = context.service.store
+    return OperationResult(changes=apply_tiers(store, context.now, project=context.project))
 
 
 def run_staleness(context: RemContext) -> OperationResult:
     from services.rem.ops.retention import staleness_findings
 
-    return OperationResult(staleness_findings(context.service.store, context.now))
+    store = context.service.store
+    return OperationResult(staleness_findings(store, context.now, project=context.project))
 
 
 def run_duplicates(context: RemContext) -> OperationResult:
@@ -83,7 +85,8 @@ def run_facts(context: RemContext) -> OperationResult:
     for a few a run; proposed for review (the model's readings are never recommended)."""
     from services.knowledge.facts import fact_findings
 
-    return OperationResult(fact_findings(context.service.store, context.llm))
+    store = context.service.store
+    return OperationResult(fact_findings(store, context.llm, project=context.project))
 
 
 def run_contradictions(context: RemContext) -> OperationResult:
@@ -134,14 +137,16 @@ def run_episodes(context: RemContext) -> OperationResult:
     """Summary and compressed levels for aging episodes, applied at once."""
     from services.rem.ops.clusters import episode_levels
 
-    return OperationResult(changes=episode_levels(context.service.store, context.now))
+    store = context.service.store
+    return OperationResult(changes=episode_levels(store, context.now, context.project))
 
 
 def run_extraction(context: RemContext) -> OperationResult:
     from services.rem.ops.extraction import extraction_findings
 
     store = context.service.store
-    return OperationResult(extraction_findings(store, context.now, context.session_gap_minutes))
+    found = extraction_findings(store, context.now, context.session_gap_minutes, context.project)
+    return OperationResult(found)
 
 
 # -- the operations ---------------------------------------------------------------------------

@@ -169,3 +169,26 @@ def test_review_refuses_an_answer_it_cannot_place(engram_cli: EngramCli) -> None
     assert wrong.exit_code == 2  # invalid input (the README's table), not 1 "partial"
     assert "has no option 'zzz'" in wrong.stderr and "nothing was answered" in wrong.stderr
     assert [f["id"] for f in engram_cli.json("rem", "report")["pending"]] == [finding_id]
+
+
+def test_a_project_run_reads_and_changes_only_that_project(engram_cli: EngramCli) -> None:
+    """`rem run -p shop` had proposed facts and staleness for every project (and --auto
+    archived another project's memory); a misspelt project ran on everything."""
+    for project in ("shop", "blog"):
+        for n, text in enumerate(("The API request timeout is 30 seconds.", "Retries: 3.")):
+            engram_cli.add(text, "--project", project, "--id", f"{project}{n}", "--type", "fact")
+    later = "2030-01-01T00:00:00+00:00"  # every memory old and unused: staleness proposes
+    run = engram_cli.json("rem", "run", "-p", "shop", "--dry-run", "--as-of", later)
+    named = {i for o in run["operations"] for f in o["findings"] for i in f["memory_ids"]}
+    assert named and all(i.startswith("shop") for i in named), named
+    everywhere = engram_cli.json("rem", "run", "--dry-run", "--as-of", later)
+    assert any(
+        i.startswith("blog") for o in everywhere["operations"] for f in o["findings"]
+        for i in f["memory_ids"]
+    )  # fmt: skip
+    engram_cli.ok("rem", "run", "-p", "shop", "--op", "retention", "--as-of", later)
+    assert {engram_cli.json("show", f"blog{n}")["tier"] for n in (0, 1)} == {"warm"}
+    misspelt = engram_cli("rem", "run", "-p", "shopp", "--dry-run")
+    assert misspelt.exit_code == 2 and "no project 'shopp' (did you mean 'shop'?)" in (
+        misspelt.stderr
+    )

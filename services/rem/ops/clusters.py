@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from services.context.rendering import derived_compressed, derived_summary
 from services.llm.base import LLM, TimeBudget, ask_json
-from services.memory import Memory, parse_time
+from services.memory import Memory, in_project, parse_time
 from services.rem.ops.duplicates import (
     code_names,
     numbers,
@@ -272,13 +272,16 @@ def cluster_findings(
     return findings
 
 
-def episode_levels(store: MemoryStore, now: datetime | None = None) -> EpisodeLevels:
-    """Episodes older than 7 days get a summary, older than 30 a compressed form."""
+def episode_levels(
+    store: MemoryStore, now: datetime | None = None, project: str | None = None
+) -> EpisodeLevels:
+    """Episodes (of `project`, when given) older than 7 days get a summary, older than
+    30 a compressed form."""
     now = now or datetime.now(UTC)
     changed = {"summary": 0, "compressed": 0}
     with store.writing():
         for memory in store.iter_all():
-            if memory.type is not MemoryType.EPISODE:
+            if memory.type is not MemoryType.EPISODE or not in_project(memory, project):
                 continue
             age = now - parse_time(memory.created_at)
             changes: dict[str, str] = {}

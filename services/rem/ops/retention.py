@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from services.memory import Memory, parse_time
+from services.memory import Memory, in_project, parse_time
 from services.rem.results import TierMoves
 from services.storage.findings import Finding, Option
 from services.storage.memories import MemoryStore
@@ -129,15 +129,19 @@ def tier_for(value: float, policy: RetentionPolicy) -> Tier:
 
 
 def apply_tiers(
-    store: MemoryStore, now: datetime | None = None, policy: RetentionPolicy = RetentionPolicy()
+    store: MemoryStore,
+    now: datetime | None = None,
+    policy: RetentionPolicy = RetentionPolicy(),
+    project: str | None = None,
 ) -> TierMoves:
-    """Recompute every current memory's tier; returns how many moved to each tier."""
+    """Recompute every current memory's tier (of `project`, when given); returns how
+    many moved to each tier."""
     now = now or datetime.now(UTC)
     usage = usage_by_memory(store, now)
     written = store.written_times()
     moves: dict[str, list[str]] = defaultdict(list)
     for memory in store.iter_all():
-        if memory.tier is Tier.ARCHIVED:
+        if memory.tier is Tier.ARCHIVED or not in_project(memory, project):
             continue
         if PINNED_TAG in memory.tags:
             target = Tier.HOT
@@ -176,7 +180,10 @@ def protected(usage: UsageSummary | None, now: datetime, policy: RetentionPolicy
 
 
 def staleness_findings(
-    store: MemoryStore, now: datetime | None = None, policy: RetentionPolicy = RetentionPolicy()
+    store: MemoryStore,
+    now: datetime | None = None,
+    policy: RetentionPolicy = RetentionPolicy(),
+    project: str | None = None,
 ) -> list[Finding]:
     now = now or datetime.now(UTC)
     usage = usage_by_memory(store, now)
@@ -185,6 +192,8 @@ def staleness_findings(
     searches: RecentSearches | None = None
     for memory in store.iter_all():
         if memory.tier is Tier.ARCHIVED or parse_time(memory.created_at) > now:
+            continue
+        if not in_project(memory, project):
             continue
         summary = usage.get(memory.id)
         if protected(summary, now, policy) or PINNED_TAG in memory.tags:

@@ -46,7 +46,7 @@ import bisect
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 
-from services.memory import Memory, parse_time
+from services.memory import Memory, in_project, parse_time
 from services.rem.ops.duplicates import code_names
 from services.rem.ops.extraction.common import MAX_PER_PROJECT, OP, Entry, Known
 from services.rem.ops.extraction.lessons import LESSON_OPTIONS, lesson_findings
@@ -81,16 +81,20 @@ __all__ = [
 
 
 def extraction_findings(
-    store: MemoryStore, now: datetime | None = None, gap_minutes: float = 30.0
+    store: MemoryStore,
+    now: datetime | None = None,
+    gap_minutes: float = 30.0,
+    project: str | None = None,
 ) -> list[Finding]:
-    """Theme, todo and lesson suggestions as of `now` (by project, then kind)."""
+    """Theme, todo and lesson suggestions as of `now` (by project, then kind; of
+    `project` only, when given)."""
     now = now or datetime.now(UTC)
     starts = work_sessions(store, gap_minutes, until=now)
     entries: list[Entry] = []
     all_lessons: list[Memory] = []
     for memory in store.iter_all():
         at = parse_time(memory.created_at)
-        if at > now:
+        if at > now or not in_project(memory, project):
             continue
         if memory.type is MemoryType.LESSON:
             all_lessons.append(memory)  # archived or not: it was written
@@ -112,7 +116,8 @@ def extraction_findings(
         lessons = [m for m in all_lessons if m.project == project]
         findings.extend(lesson_findings(project, members, lessons, linked, uses, known))
         findings.extend(todo_findings(project, members, len(starts), known))
-    findings.extend(context_todo_findings(store, starts, now, known, findings))
+    todos = context_todo_findings(store, starts, now, known, findings)
+    findings.extend(t for t in todos if project is None or t.detail.get("project") == project)
     return findings
 
 
