@@ -90,10 +90,21 @@ def owners_differ(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         words = {t for t in (*left, *right) if t not in STOPWORDS}
         if words & GENERIC or not {*left} - STOPWORDS or not {*right} - STOPWORDS:
             return False
-        if i2 >= len(a) or j2 >= len(b) or a[i2] != b[j2]:
-            return False  # not a qualifier of one head word
+        if i2 >= len(a) or j2 >= len(b) or a[i2] != b[j2] or a[i2] in STOPWORDS:
+            return False  # not a qualifier of one head word ("runs on" / "listens on")
+        if _one_name(left, right):
+            return False  # "dev server" / "development server": one owner named twice
         owner_swapped = True
     return owner_swapped and value_swapped
+
+
+def _one_name(left: Sequence[str], right: Sequence[str]) -> bool:
+    """Whether two swapped words name one thing, one short for the other ("dev" /
+    "development", "config" / "configuration")."""
+    if len(left) != 1 or len(right) != 1:
+        return False
+    short, long = sorted((left[0], right[0]), key=len)
+    return len(short) >= 3 and long.startswith(short)
 
 
 def indexed_owners(

@@ -63,6 +63,13 @@ def test_a_change_of_one_owners_value_is_not_another_owner() -> None:
     assert not differ("The auth service listens on 8001.", "The billing service listens on 8001.")
     # not a qualifier of one head word
     assert not differ("Auth listens on port 8001.", "Billing answers on port 8002.")
+    # a new user's two defaults of one dev server: a verb swapped before "on" and one
+    # owner named in full and short are no two owners
+    assert not differ(
+        "The dev server runs on port 5000 by default.",
+        "The development server listens on port 8000 by default.",
+    )
+    assert not differ("The dev server uses port 5000.", "The development server uses port 8000.")
     # long notes say more than one thing
     long = " ".join(["word"] * MAX_TOKENS)
     assert not differ(
