@@ -119,9 +119,15 @@ def fact_rows(store: MemoryStore) -> list[tuple[str, str, str, str]]:
 def record_flag(
     store: MemoryStore, a: str, b: str, kind: str, holder: str | None, now: str, evidence: str
 ) -> None:
-    """Insert a flagged pair, or refresh its evidence while it is still open."""
+    """Insert a flagged pair, or refresh its evidence while it is still open. A pair
+    resolved when its texts read otherwise (the evidence's `hash` of both texts differs)
+    is open again, the old answer named in its note: a new user had settled two "line
+    length 88" notes as both valid, then edited one to say 100, and the pair stayed
+    settled."""
     existing = _execute(
-        store, "SELECT id, resolved_at FROM contradiction WHERE a = ? AND b = ?", [a, b]
+        store,
+        "SELECT id, resolved_at, resolution, evidence FROM contradiction WHERE a = ? AND b = ?",
+        [a, b],
     ).fetchone()
     if existing is None:
         _execute(
@@ -136,6 +142,24 @@ def record_flag(
             "UPDATE contradiction SET kind = ?, holder = ?, evidence = ? WHERE id = ?",
             [kind, holder, evidence, existing[0]],
         )
+    elif _texts_changed(existing[3], evidence):
+        note = f"reopened: the texts changed after it was resolved ({existing[2]}, {existing[1]})"
+        _execute(
+            store,
+            "UPDATE contradiction SET kind = ?, holder = ?, evidence = ?, detected_at = ?, "
+            "resolved_at = NULL, resolution = NULL, note = ? WHERE id = ?",
+            [kind, holder, evidence, now, note, existing[0]],
+        )
+
+
+def _texts_changed(resolved_evidence: str | None, evidence: str) -> bool:
+    """Whether both evidences hash the pair's texts and the hashes differ."""
+    try:
+        before, after = decode_evidence(resolved_evidence), decode_evidence(evidence)
+    except ValueError:
+        return False
+    old, new = before.get("hash"), after.get("hash")
+    return isinstance(old, str) and isinstance(new, str) and old != new
 
 
 def row_by_id(store: MemoryStore, contradiction_id: int) -> Sequence[Any] | None:

@@ -466,3 +466,25 @@ def test_a_supersession_the_scorer_finds_is_held_by_the_later_note() -> None:
     verdict = Judge(None).judge(old, new, (reading_of(old), reading_of(new)), similarity=0.8)
     assert verdict.kind == "supersedes"
     assert verdict.holder == new.id
+
+
+def test_a_pair_resolved_before_its_texts_changed_is_open_again(engram: Engram) -> None:
+    """Settled as both valid, then one note edited to say another value: a new flag of
+    the pair reopens it (naming the old answer); one on the same texts does not."""
+    store = engram.store
+    for memory_id in ("a", "b"):
+        engram.service.add({"id": memory_id, "content": f"note {memory_id}", "project": "p"})
+    with store.writing():
+        table.record_flag(store, "a", "b", "contradiction", None, "t1", '{"hash": "h1"}')
+    (record,) = contradictions.listing(store)
+    contradictions.resolve(store, record.id, "both_valid", "same thing said twice")
+    with store.writing():
+        table.record_flag(store, "a", "b", "contradiction", None, "t2", '{"hash": "h1"}')
+        table.record_flag(store, "a", "b", "contradiction", "b", "t2", "{}")  # no hash: kept
+    assert contradictions.get(store, record.id).resolution == "both_valid"
+    with store.writing():
+        table.record_flag(store, "a", "b", "supersedes", "b", "t3", '{"hash": "h2"}')
+    reopened = contradictions.get(store, record.id)
+    assert not reopened.resolved and (reopened.kind, reopened.holder) == ("supersedes", "b")
+    assert reopened.note is not None and "both_valid" in reopened.note
+    assert [r.id for r in contradictions.listing(store)] == [record.id]
