@@ -138,12 +138,13 @@ def sentence_statements(
         if len(found) == before and words.search(sentence):
             # "The retry count went from 4 to 3", "was tuned to 1000 (it was 50)"; a
             # count is whole, so ">=0.27 … the transport retries" names a version, and an
-            # exit status is under 256 ("exit instead" of taking port 5173).
+            # exit status is digits under 256 ("exit instead" of taking port 5173, or of
+            # "trying another one").
             for match in BARE.finditer(sentence):
                 raw = match.group(1)
                 if _inside(match.start(), taken) or "." in raw:
                     continue
-                if attribute != "exit status" or _number(raw) < 256:
+                if attribute != "exit status" or (raw.isdigit() and _number(raw) < 256):
                     add(match.start(), match.end(), attribute, _fmt(_number(raw)))
     for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")

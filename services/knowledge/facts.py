@@ -154,14 +154,14 @@ def _as_written(memory: Memory, name: str) -> str:
 
 
 def _one_of_a_list(text: str, value: str) -> bool:
-    """Whether `value` is written as one item of a list of values ("3.10, 3.11 and
-    3.12", "18/20/22")."""
+    """Whether `value` is written as one item of a list or an end of a range of values
+    ("3.10, 3.11 and 3.12", "18/20/22", "3.8 through 3.12": a CI matrix, not a floor)."""
     item = rf"v?{re.escape(value)}(?![\w.])"
     listed = rf"(?:{item}{_LIST_SEPARATOR}v?\d|v?\d[\d.]*{_LIST_SEPARATOR}{item})"
     return re.search(listed, text, re.IGNORECASE) is not None
 
 
-_LIST_SEPARATOR = r"\s*(?:,|/|\band\b|\bor\b)\s*"
+_LIST_SEPARATOR = r"\s*(?:,|/|\band\b|\bor\b|\bthrough\b|\bthru\b|–|—|\.\.)\s*"
 # A number next to a time word without a known attribute ("the core of k8s") says
 # nothing a fact could hold.
 _VAGUE_ATTRIBUTES = frozenset({"duration"})

@@ -525,6 +525,9 @@ def test_a_ci_matrix_is_no_single_runtime_value() -> None:
 def test_a_port_beside_exit_wording_is_no_exit_status_and_small_sizes_read_in_kb() -> None:
     port = "If port 5173 is taken Vite moves on, unless strictPort is true: then it exits."
     assert sentence_statements(port) == []
+    # a number word is no exit status: a new user's fact read "another one" as exit 1
+    another = "Vite logs 'trying another one' and moves on, unless strictPort makes it exit."
+    assert sentence_statements(another) == []
     went = sentence_statements("the exit code went from 1 to 2")
     assert [(s.value, s.old) for s in went] == [("1", True), ("2", False)]
     (size,) = sentence_statements("chunks over 500 kB get a warning")
