@@ -375,9 +375,21 @@ def no_record_option(function: F) -> F:
 
 
 def project_option(function: F) -> F:
-    return click.option("--project", "-p", default=None, help="Project the memories belong to.")(
-        function
-    )
+    return click.option(
+        "--project",
+        "-p",
+        default=None,
+        callback=named_project,
+        help="Project the memories belong to.",
+    )(function)
+
+
+def named_project(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`-p` as given, refused when blank: `-p "$PROJECT"` with the variable unset had
+    stored a memory under no project at all."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty: name a project, or leave the option out", param=param)
+    return value
 
 
 def handle_errors(function: F) -> F:

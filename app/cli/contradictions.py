@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state, say
+from app.cli.common import (
+    CliState,
+    cli,
+    emit_json,
+    handle_errors,
+    json_option,
+    named_project,
+    pass_state,
+    say,
+)
 
 
 @cli.group()
@@ -48,7 +57,7 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
 
 @contradictions.command(name="list")
 @click.option("--all", "show_all", is_flag=True, help="Resolved ones too.")
-@click.option("--project", "-p", default=None, help="Only this project.")
+@click.option("--project", "-p", default=None, callback=named_project, help="Only this project.")
 @json_option
 @pass_state
 @handle_errors

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import CliState, cli, emit_json, handle_errors, json_option, pass_state, say
+from app.cli.common import (
+    CliState,
+    cli,
+    emit_json,
+    handle_errors,
+    json_option,
+    named_project,
+    pass_state,
+    say,
+)
 
 
 @cli.group()
@@ -17,7 +26,9 @@ def facts() -> None:
 @facts.command(name="list")
 @click.option("--key", default=None, help="Only this key (e.g. primary_database).")
 @click.option("--scope", default=None, help="Only this scope.")
-@click.option("--project", "-p", default=None, help="Only this project's memories.")
+@click.option(
+    "--project", "-p", default=None, callback=named_project, help="Only this project's memories."
+)
 @click.option("--at", "at", default=None, help="Only facts that held at this date (ISO).")
 @json_option
 @pass_state

@@ -21,6 +21,7 @@ from app.cli.common import (
     handle_errors,
     json_option,
     memory_summary,
+    named_project,
     no_record_option,
     pass_state,
     project_option,
@@ -88,7 +89,9 @@ def filter_options(function: Any) -> Any:
     """The filters shared by `list` and `search` (with --project), handed to the command
     as one `filters` dict for `build_filter`."""
     options = [
-        click.option("--project", "-p", default=None, help="Only this project."),
+        click.option(
+            "--project", "-p", default=None, callback=named_project, help="Only this project."
+        ),
         click.option(
             "--type",
             "-t",

@@ -772,3 +772,11 @@ def test_a_note_giving_the_versions_ci_tests_now_may_replace_the_last_matrix(
     assert "go in CI: 1.21, 1.22 → 1.22, 1.23" in candidate["reason"]
     listed = engram_cli.ok("contradictions", "list").stdout
     assert "go in CI: 1.21, 1.22 → 1.22, 1.23" in listed
+
+
+def test_a_blank_project_is_refused_not_stored_under_none(engram_cli: EngramCli) -> None:
+    """`-p "$PROJECT"` with the variable unset had stored a memory under no project."""
+    for command in (("add", "Deploys happen on Tuesdays."), ("search", "deploys"), ("list",)):
+        result = engram_cli(*command, "-p", " ")
+        assert result.exit_code == 2 and "'-p': is empty" in result.stderr, command
+    assert engram_cli.json("list")["total"] == 0
