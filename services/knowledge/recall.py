@@ -195,6 +195,15 @@ def _how_long(as_of: date, day: date) -> str:
     return "today"
 
 
+def _how_long_between(as_of: date, first: date, last: date) -> str:
+    """ "1 to 7 days ago" for a vague span ("the other day"): its nearer end first, not
+    the far end alone as if it were the day."""
+    near, far = sorted(((as_of - last).days, (as_of - first).days))
+    if near <= 0 or near == far:
+        return _how_long(as_of, first)
+    return f"{near} to {far} days ago"
+
+
 def _answer_text(kind: str, ref: TimeRef, as_of: date) -> str:
     when = _day_text(ref.resolved) if ref.granularity == "day" else describe(ref)
     if ref.granularity == "week":
@@ -205,6 +214,8 @@ def _answer_text(kind: str, ref: TimeRef, as_of: date) -> str:
         when = str(ref.resolved.year)
     elif ref.granularity == "vague":
         when = f"some time {describe(ref)} (a vague “{ref.phrase}”)"
+    if kind == "how_long" and ref.granularity == "vague" and ref.resolved_end is not None:
+        return f"{_how_long_between(as_of, ref.resolved, ref.resolved_end)}: {when}"
     if kind == "how_long":
         return f"{_how_long(as_of, ref.resolved)}: {when}"
     if kind == "weekday" and ref.granularity == "day":

@@ -119,3 +119,17 @@ def test_the_date_a_memory_was_recorded_reads_as_a_sentence() -> None:
     assert "recorded 40 days ago, on 2026-09-21" in how_long.answer
     when = recall("When did we choose FastAPI?", search, load, AS_OF, None)
     assert "recorded on 2026-09-21" in when.answer and "on on" not in when.answer
+
+
+def test_how_long_ago_a_vague_span_was_is_a_span_of_days() -> None:
+    """"The other day" answered "7 days ago", the span's far end as if it were the day."""
+    memory = make_memory(
+        "The other day we moved the docs build to mkdocs-material.",
+        created_at="2026-10-30T10:00:00+00:00",
+    )
+    search, load = setup(memory)
+    answer = recall("How long ago did we move the docs build?", search, load, AS_OF, None)
+    (ref,) = load([memory.id])[memory.id]
+    assert ref.granularity == "vague" and ref.resolved_end is not None
+    near, far = (AS_OF - ref.resolved_end).days, (AS_OF - ref.resolved).days
+    assert f"{near} to {far} days ago" in answer.answer, answer.answer
