@@ -122,7 +122,7 @@ def test_the_date_a_memory_was_recorded_reads_as_a_sentence() -> None:
 
 
 def test_how_long_ago_a_vague_span_was_is_a_span_of_days() -> None:
-    """"The other day" answered "7 days ago", the span's far end as if it were the day."""
+    """ "The other day" answered "7 days ago", the span's far end as if it were the day."""
     memory = make_memory(
         "The other day we moved the docs build to mkdocs-material.",
         created_at="2026-10-30T10:00:00+00:00",
