@@ -122,5 +122,12 @@ def resolve_(
             f"#{record.id}: {winner} holds; {loser} is superseded by it (kept; "
             "`engram search --mode deep` still finds it)"
         )
+    elif resolution == "merged" and into:
+        merged = [m for m in (record.a, record.b) if m != into]
+        say(
+            f"#{record.id}: merged into {into}; {', '.join(merged)} "
+            f"{'is' if len(merged) == 1 else 'are'} superseded by it (kept; "
+            "`engram search --mode deep` still finds them)"
+        )
     else:
         say(f"#{record.id}: {resolution}" + (" (memories changed)" if changed else ""))

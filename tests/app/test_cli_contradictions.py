@@ -76,3 +76,17 @@ def test_list_says_the_reason_a_pair_was_flagged_when_added(engram_cli: EngramCl
     (record,) = engram_cli.json("contradictions", "list")["contradictions"]
     reason = record["evidence"].get("reason")
     assert reason and reason in text
+
+
+def test_a_merge_says_which_memories_it_replaced(engram_cli: EngramCli) -> None:
+    seed(engram_cli)
+    (record,) = engram_cli.json("contradictions", "list")["contradictions"]
+    engram_cli.add(
+        "`settle_batch` times out after 30 s (it was 5 s).", "--project", "shop", "--id", "both"
+    )
+    done = engram_cli.ok(
+        "contradictions", "resolve", str(record["id"]), "-r", "merged", "--into", "both"
+    )
+    pair = f"{record['a']}, {record['b']}"
+    assert f"merged into both; {pair} are superseded by it" in done.stdout, done.stdout
+    assert {engram_cli.json("show", m)["superseded_by"] for m in ("old", "new")} == {"both"}
