@@ -297,14 +297,31 @@ def resolve(
             for loser in (record.a, record.b):
                 if loser in present and loser != into:
                     changed = supersede(store, present[into], present[loser], now) or changed
-        table.mark_resolved(store, contradiction_id, now, resolution, note)
-        if not finding_answered:
-            findings = FindingStore(store)
-            for finding in findings.pending("contradictions"):
-                if finding.detail.get("contradiction") == contradiction_id:
-                    option = resolution if resolution != "merged" else "both_valid"
-                    findings.mark_answered(finding, option, applied=changed)
+        if finding_answered:
+            table.mark_resolved(store, contradiction_id, now, resolution, note)
+        else:
+            settle(store, contradiction_id, now, resolution, note, applied=changed)
     return changed
+
+
+def settle(
+    store: MemoryStore,
+    contradiction_id: int,
+    now: str,
+    resolution: str,
+    note: str | None,
+    applied: bool = True,
+) -> None:
+    """Mark a contradiction resolved and answer its pending review finding the same way
+    (inside the caller's transaction): a pair settled elsewhere — a declared replacement,
+    `--holds-again`, a declined proposal — had left its finding pending, and answering
+    it later failed as out of date."""
+    table.mark_resolved(store, contradiction_id, now, resolution, note)
+    findings = FindingStore(store)
+    for finding in findings.pending("contradictions"):
+        if finding.detail.get("contradiction") == contradiction_id:
+            option = resolution if resolution != "merged" else "both_valid"
+            findings.mark_answered(finding, option, applied=applied)
 
 
 def _check_merge_target(into: Memory, pair: list[Memory]) -> None:

@@ -65,6 +65,7 @@ from services.knowledge.conflict_records import (
     reading_of,
     record_of,
     resolve,
+    settle,
     supersede,
 )
 from services.knowledge.conflict_scan import (
@@ -89,8 +90,8 @@ __all__ = [
     "candidate_pairs", "compare", "facts_of", "finding_for", "for_pair", "get",
     "judge_new", "judge_pending", "listing", "nearest_neighbours", "open_findings", "options_for",
     "ordered", "pair_hash", "parse_verdict", "pending", "queue", "queue_on_write",
-    "queue_scan", "queued_count", "reading_of", "resolve", "run", "scan", "similarity_of",
-    "supersede",
+    "queue_scan", "queued_count", "reading_of", "resolve", "run", "scan", "settle",
+    "similarity_of", "supersede",
 ]  # fmt: skip
 
 

@@ -370,7 +370,7 @@ def declare(store: MemoryStore, winner_id: str, loser_ids: Iterable[str]) -> lis
                 store.update(loser.id, {"supersedes": None})
             record = contradictions.for_pair(store, winner.id, loser.id)
             if record is not None and not record.resolved:
-                table.mark_resolved(
+                contradictions.settle(
                     store, record.id, now, "b_wins" if record.b == winner.id else "a_wins",
                     "declared by the user",
                 )  # fmt: skip
@@ -400,7 +400,7 @@ def reinstate(store: MemoryStore, memory_id: str) -> tuple[Memory, str | None]:
             record = contradictions.for_pair(store, memory.id, other.id)
             if record is not None:
                 note = "declared by the user: both hold"
-                table.mark_resolved(store, record.id, now_iso(), "both_valid", note)
+                contradictions.settle(store, record.id, now_iso(), "both_valid", note)
     return store.get(memory.id), replacer
 
 

@@ -21,6 +21,7 @@ from services.knowledge.conflict_records import (
     SCORED_NEIGHBOURS,
     reading_of,
     record_of,
+    settle,
     what_differs,
 )
 from services.knowledge.conflict_scorer import (
@@ -257,7 +258,7 @@ def declined(store: MemoryStore, memory: Memory, candidates: Sequence[ReplaceCan
                 row = table.row_for_pair(store, earlier.id, later.id)
             record = record_of(row) if row is not None else None
             if record is not None and not record.resolved:
-                table.mark_resolved(store, record.id, now, "both_valid", DECLINED)
+                settle(store, record.id, now, "both_valid", DECLINED)
                 resolved += 1
     return resolved
 

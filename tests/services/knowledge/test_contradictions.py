@@ -488,3 +488,20 @@ def test_a_pair_resolved_before_its_texts_changed_is_open_again(engram: Engram) 
     assert not reopened.resolved and (reopened.kind, reopened.holder) == ("supersedes", "b")
     assert reopened.note is not None and "both_valid" in reopened.note
     assert [r.id for r in contradictions.listing(store)] == [record.id]
+
+
+def test_a_pair_settled_elsewhere_leaves_no_finding_pending(context: RemContext) -> None:
+    """A replacement declared with `--supersedes` (or undone with `--holds-again`) had
+    resolved the pair but left its review finding pending, and answering it failed."""
+    from services.knowledge import supersession
+
+    add(context, "old", OLD, 1)
+    add(context, "new", NEW, 9)
+    run_operations(context, ["contradictions"])
+    store = context.service.store
+    findings = FindingStore(store)
+    assert [f.detail.get("contradiction") for f in findings.pending("contradictions")]
+    supersession.declare(store, "new", ["old"])
+    assert findings.pending("contradictions") == []
+    (record,) = contradictions.listing(store, include_resolved=True)
+    assert record.resolved and store.get("old").superseded_by == "new"
