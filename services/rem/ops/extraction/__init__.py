@@ -110,12 +110,12 @@ def extraction_findings(
         by_project[entry.memory.project].append(entry)
     uses = _uses(store, now)
     linked = linked_to_lessons(store)
-    for project in sorted(by_project, key=lambda p: p or ""):
-        members = by_project[project]
-        findings.extend(theme_findings(project, members, starts, known))
-        lessons = [m for m in all_lessons if m.project == project]
-        findings.extend(lesson_findings(project, members, lessons, linked, uses, known))
-        findings.extend(todo_findings(project, members, len(starts), known))
+    for name in sorted(by_project, key=lambda p: p or ""):
+        members = by_project[name]
+        findings.extend(theme_findings(name, members, starts, known))
+        lessons = [m for m in all_lessons if m.project == name]
+        findings.extend(lesson_findings(name, members, lessons, linked, uses, known))
+        findings.extend(todo_findings(name, members, len(starts), known))
     todos = context_todo_findings(store, starts, now, known, findings)
     findings.extend(t for t in todos if project is None or t.detail.get("project") == project)
     return findings
