@@ -252,6 +252,8 @@ class EngramTools:
         def run(scope: str | None) -> tuple[Any, Answer]:
             return self._json([*argv, *_options(project=scope), "--", text])
 
+        if project is not None and not project.strip():
+            project = None  # a blank name names no project: the one here, as when left out
         if all_projects or project is not None:
             data, answer = run(None if all_projects else project)
             return data, answer, None if all_projects else project, None
@@ -596,7 +598,7 @@ class EngramTools:
         return _result(data, lesson_text(data, "refined"), answer)
 
     def _project_named(self, project: str | None) -> str:
-        name = project or self.runner.project_here()
+        name = project if project and project.strip() else self.runner.project_here()
         if not name:
             raise ToolFailed("no project: give `project` (this folder is not in a repository)")
         return name

@@ -460,7 +460,8 @@ def test_search_passes_any_text_through_unchanged(
     argv, stdin = runner.calls[0]
     params = parsed(argv)
     assert params["query"] == _as_text(query)
-    assert params["project"] == (_as_text(project) if project is not None else "alpha")
+    named = project is not None and project.strip()  # a blank one names the project here
+    assert params["project"] == (_as_text(project) if named else "alpha")
     assert list(params["types"]) == [t.value for t in types]
     assert params["as_json"] and stdin == b""
 
