@@ -539,8 +539,13 @@ def show(state: CliState, memory_id: str, no_record: bool, as_json: bool) -> Non
     # The dates kept in memory_time (a database not yet backfilled: resolved now).
     stored = load_times(engram.store.database.connection(), [memory_id]).get(memory_id)
     times = stored or times_for(memory.content, memory.created_at)
+    from services.knowledge.supersession import standing
+
+    outdated_by, disagrees_with = standing(engram.store, memory_id)
     if as_json:
         data = memory.to_dict()
+        data["outdated_by"] = outdated_by
+        data["disagrees_with"] = list(disagrees_with)
         data["chunks"] = [
             {"index": c.index, "kind": c.kind, "language": c.language, "tokens": c.token_count}
             for c in chunks
@@ -569,6 +574,13 @@ def show(state: CliState, memory_id: str, no_record: bool, as_json: bool) -> Non
         out.print("files: " + shown(", ".join(memory.file_refs)))
     if memory.superseded_by:
         out.print(f"[yellow]superseded by {memory.superseded_by}[/yellow]")
+    elif outdated_by is not None:
+        out.print(
+            f"[yellow]may be outdated — see {outdated_by}[/yellow] (an open conflict: "
+            "`engram contradictions list` to decide)"
+        )
+    if disagrees_with:
+        out.print(f"[yellow]disagrees with {', '.join(disagrees_with)}[/yellow] (open)")
     say("")
     say(with_dates(memory.content, times))
     if chunks:

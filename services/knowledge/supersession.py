@@ -287,6 +287,15 @@ def current_first(
     return replace(response, results=ordered[: max(limit, len(results))])
 
 
+def standing(store: MemoryStore, memory_id: str) -> tuple[str | None, tuple[str, ...]]:
+    """What the open conflicts say of one memory, as search marks it: the memory that
+    holds instead of it (`replaced_by`), and those it disagrees with where no holder is
+    named."""
+    records = _open_records(store, [memory_id])
+    outdated = _through_open(replaced_by(store, [memory_id], records=records), _read_steps(records))
+    return outdated.get(memory_id), _disputes(records, {memory_id}).get(memory_id, ())
+
+
 def _names_what_was_asked(holder: Memory, result: SearchResult) -> bool:
     """Whether `holder` names any of the code the query named that `result` names (or
     the query named none of it)."""

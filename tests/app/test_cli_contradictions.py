@@ -90,3 +90,13 @@ def test_a_merge_says_which_memories_it_replaced(engram_cli: EngramCli) -> None:
     pair = f"{record['a']}, {record['b']}"
     assert f"merged into both; {pair} are superseded by it" in done.stdout, done.stdout
     assert {engram_cli.json("show", m)["superseded_by"] for m in ("old", "new")} == {"both"}
+
+
+def test_show_says_what_an_open_conflict_says_of_the_memory(engram_cli: EngramCli) -> None:
+    """`show` had said nothing of an open proposal that the memory may be outdated."""
+    seed(engram_cli)
+    assert "may be outdated — see new" in engram_cli.ok("show", "old").stdout
+    shown = engram_cli.json("show", "old")
+    assert (shown["outdated_by"], shown["disagrees_with"]) == ("new", [])
+    assert engram_cli.json("show", "new")["outdated_by"] is None
+    assert "may be outdated" not in engram_cli.ok("show", "other").stdout
