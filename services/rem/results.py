@@ -160,4 +160,11 @@ class ContradictionCounts:
         )
 
     def describe(self) -> str:
-        return describe_counts(self.to_dict())
+        """What this run did; the findings listed with it include pairs still open from
+        before (recorded as memories were written), which these counts leave out."""
+        line = (
+            f"this run: {self.queued} queued, {self.judged} judged, {self.contradictions} "
+            f"new contradictions, {self.supersedes} new supersessions, "
+            f"model asked {self.asked_llm}"
+        )
+        return line + (f" ({self.llm_note})" if self.llm_note else "")

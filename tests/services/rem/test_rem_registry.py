@@ -168,3 +168,12 @@ def test_an_answer_goes_to_the_action_its_operation_declares(context: RemContext
     assert answer(service, findings, stale, "archive") is True
     assert service.store.get("m").tier.value == "archived"
     assert findings.get(stale.id).status is Status.APPLIED
+
+
+def test_contradiction_counts_say_they_are_this_runs() -> None:
+    """A run listing six open findings had printed "contradictions 0, supersedes 0"."""
+    counts = ContradictionCounts(queued=3, judged=2, supersedes=1, llm_note="no model set")
+    assert counts.describe() == (
+        "this run: 3 queued, 2 judged, 0 new contradictions, 1 new supersessions, "
+        "model asked 0 (no model set)"
+    )
