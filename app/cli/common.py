@@ -384,6 +384,13 @@ def project_option(function: F) -> F:
     )(function)
 
 
+def only_project_option(function: F) -> F:
+    """`-p/--project` for a command that reads or changes one project only."""
+    return click.option(
+        "--project", "-p", default=None, callback=named_project, help="Only this project."
+    )(function)
+
+
 def named_project(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """`-p` as given, refused when blank: `-p "$PROJECT"` with the variable unset had
     stored a memory under no project at all."""

@@ -12,7 +12,7 @@ from app.cli.common import (
     emit_json,
     handle_errors,
     json_option,
-    named_project,
+    only_project_option,
     pass_state,
     say,
 )
@@ -57,7 +57,7 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
 
 @contradictions.command(name="list")
 @click.option("--all", "show_all", is_flag=True, help="Resolved ones too.")
-@click.option("--project", "-p", default=None, callback=named_project, help="Only this project.")
+@only_project_option
 @json_option
 @pass_state
 @handle_errors

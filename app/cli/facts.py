@@ -11,7 +11,7 @@ from app.cli.common import (
     emit_json,
     handle_errors,
     json_option,
-    named_project,
+    only_project_option,
     pass_state,
     say,
 )
@@ -26,9 +26,7 @@ def facts() -> None:
 @facts.command(name="list")
 @click.option("--key", default=None, help="Only this key (e.g. primary_database).")
 @click.option("--scope", default=None, help="Only this scope.")
-@click.option(
-    "--project", "-p", default=None, callback=named_project, help="Only this project's memories."
-)
+@only_project_option
 @click.option("--at", "at", default=None, help="Only facts that held at this date (ISO).")
 @json_option
 @pass_state

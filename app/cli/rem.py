@@ -15,7 +15,7 @@ from app.cli.common import (
     err,
     handle_errors,
     json_option,
-    named_project,
+    only_project_option,
     pass_state,
     say,
     shortened,
@@ -43,7 +43,7 @@ def rem() -> None:
 
 @rem.command(name="run")
 @click.option("--op", "ops", multiple=True, help="Operation to run (repeatable; default all).")
-@click.option("--project", "-p", default=None, callback=named_project, help="Only this project.")
+@only_project_option
 @click.option("--auto", is_flag=True, help="Apply each finding's recommended option.")
 @click.option("--dry-run", is_flag=True, help="Report findings; store and change nothing.")
 @click.option("--as-of", help="Judge ages and use as of this time (replays, benchmarks).")
