@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from services.errors import EngramError
 from services.knowledge.conflict_scorer import is_conflict
 from services.knowledge.contradictions import reading_of
 from services.knowledge.cues import READ_CHARS, compare
@@ -58,7 +59,10 @@ def later_change_first(
     if not _may_replace(first, second) or _quotes(first.memory, response.query):
         return response
     earlier, later = first.memory, second.memory
-    found = vectors.vectors_for(model_id, earlier.project, [earlier.id, later.id])
+    try:
+        found = vectors.vectors_for(model_id, earlier.project, [earlier.id, later.id])
+    except EngramError:  # the index is unreadable: the search answers as it ranked
+        return response
     if earlier.id not in found or later.id not in found:
         return response
     cosine = float(unit_vector(found[earlier.id]) @ unit_vector(found[later.id]))

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from services.errors import EnvironmentProblem
 from services.knowledge.later_first import later_change_first
 from services.memory import Memory
 from services.search.results import ScoreBreakdown, SearchResponse, SearchResult
@@ -111,3 +112,12 @@ def test_two_helpers_of_one_file_are_two_subjects() -> None:
     )  # fmt: skip
     query = "which payment API to use in new code for the invoice exporter"
     assert ranked(searched(query, first, second)) == ["old", "new"]
+
+
+def test_an_unreadable_index_leaves_the_order() -> None:
+    class Broken:
+        def vectors_for(self, *args: Any) -> dict[str, Any]:
+            raise EnvironmentProblem("the vector index cannot be read")
+
+    moved = later_change_first(Broken(), "model", searched(QUESTION, EARLIER, LATER))  # type: ignore[arg-type]
+    assert [r.memory.id for r in moved.results] == ["old", "new"]
