@@ -67,11 +67,6 @@ class Memory:
         return self.superseded_by is not None
 
 
-def in_project(memory: Memory, project: str | None) -> bool:
-    """Whether `memory` is within `project` (None: every project; a cycle's scope)."""
-    return project is None or memory.project == project
-
-
 def now_iso() -> str:
     """Now, to the millisecond: two memories written within one second (an assistant adding
     through MCP) still order by when each was written, which decides the holder of a pair."""

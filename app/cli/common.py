@@ -375,20 +375,16 @@ def no_record_option(function: F) -> F:
 
 
 def project_option(function: F) -> F:
-    return click.option(
-        "--project",
-        "-p",
-        default=None,
-        callback=named_project,
-        help="Project the memories belong to.",
-    )(function)
+    return _project_option("Project the memories belong to.")(function)
 
 
 def only_project_option(function: F) -> F:
     """`-p/--project` for a command that reads or changes one project only."""
-    return click.option(
-        "--project", "-p", default=None, callback=named_project, help="Only this project."
-    )(function)
+    return _project_option("Only this project.")(function)
+
+
+def _project_option(help_text: str) -> Callable[[F], F]:
+    return click.option("--project", "-p", default=None, callback=named_project, help=help_text)
 
 
 def named_project(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -21,8 +21,8 @@ from app.cli.common import (
     handle_errors,
     json_option,
     memory_summary,
-    named_project,
     no_record_option,
+    only_project_option,
     pass_state,
     project_option,
     read_stdin,
@@ -89,9 +89,7 @@ def filter_options(function: Any) -> Any:
     """The filters shared by `list` and `search` (with --project), handed to the command
     as one `filters` dict for `build_filter`."""
     options = [
-        click.option(
-            "--project", "-p", default=None, callback=named_project, help="Only this project."
-        ),
+        only_project_option,
         click.option(
             "--type",
             "-t",

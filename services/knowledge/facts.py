@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from services.llm.base import LLM, LLMUnavailable, TimeBudget, ask_json
-from services.memory import Memory, in_project, parse_time
+from services.memory import Memory, parse_time
 from services.storage import facts as storage
 from services.storage.findings import Finding, FindingStore, Option
 from services.storage.memories import MemoryStore
@@ -280,10 +280,8 @@ def fact_findings(
     budget = TimeBudget.for_work(LLM_SECONDS, store.count())
     findings: list[Finding] = []
     llm_used = 0
-    for memory in store.iter_all():
+    for memory in store.iter_all(project=project):
         if memory.type not in FACT_TYPES or memory.tier is Tier.ARCHIVED or memory.superseded:
-            continue
-        if not in_project(memory, project):
             continue
         if memory.id in known or memory.id in asked or "consolidated" in memory.tags:
             continue

@@ -236,7 +236,7 @@ def current_first(
             for r in results
         ]
         response = replace(response, results=results)
-    outdated = _through_open(replaced_by(store, asked, records=records), _read_steps(records))
+    outdated = _open_holders(store, asked, records)
     if not outdated:
         return response
     guessed = _guessed_replacements(records, outdated)
@@ -292,8 +292,16 @@ def standing(store: MemoryStore, memory_id: str) -> tuple[str | None, tuple[str,
     holds instead of it (`replaced_by`), and those it disagrees with where no holder is
     named."""
     records = _open_records(store, [memory_id])
-    outdated = _through_open(replaced_by(store, [memory_id], records=records), _read_steps(records))
-    return outdated.get(memory_id), _disputes(records, {memory_id}).get(memory_id, ())
+    outdated = _open_holders(store, [memory_id], records).get(memory_id)
+    return outdated, _disputes(records, {memory_id}).get(memory_id, ())
+
+
+def _open_holders(
+    store: MemoryStore, memory_ids: list[str], records: list[Contradiction]
+) -> dict[str, str]:
+    """Memory id → the memory that holds instead of it, as search marks it: `replaced_by`
+    followed through the open steps the cues read."""
+    return _through_open(replaced_by(store, memory_ids, records=records), _read_steps(records))
 
 
 def _names_what_was_asked(holder: Memory, result: SearchResult) -> bool:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from services.context.rendering import derived_compressed, derived_summary
 from services.llm.base import LLM, TimeBudget, ask_json
-from services.memory import Memory, in_project, parse_time
+from services.memory import Memory, parse_time
 from services.rem.ops.duplicates import (
     code_names,
     numbers,
@@ -280,8 +280,8 @@ def episode_levels(
     now = now or datetime.now(UTC)
     changed = {"summary": 0, "compressed": 0}
     with store.writing():
-        for memory in store.iter_all():
-            if memory.type is not MemoryType.EPISODE or not in_project(memory, project):
+        for memory in store.iter_all(project=project):
+            if memory.type is not MemoryType.EPISODE:
                 continue
             age = now - parse_time(memory.created_at)
             changes: dict[str, str] = {}

@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from services.memory import Memory, in_project, parse_time
+from services.memory import Memory, parse_time
 from services.rem.results import TierMoves
 from services.storage.findings import Finding, Option
 from services.storage.memories import MemoryStore
@@ -140,8 +140,8 @@ def apply_tiers(
     usage = usage_by_memory(store, now)
     written = store.written_times()
     moves: dict[str, list[str]] = defaultdict(list)
-    for memory in store.iter_all():
-        if memory.tier is Tier.ARCHIVED or not in_project(memory, project):
+    for memory in store.iter_all(project=project):
+        if memory.tier is Tier.ARCHIVED:
             continue
         if PINNED_TAG in memory.tags:
             target = Tier.HOT
@@ -190,10 +190,8 @@ def staleness_findings(
     written = store.written_times()
     findings: list[Finding] = []
     searches: RecentSearches | None = None
-    for memory in store.iter_all():
+    for memory in store.iter_all(project=project):
         if memory.tier is Tier.ARCHIVED or parse_time(memory.created_at) > now:
-            continue
-        if not in_project(memory, project):
             continue
         summary = usage.get(memory.id)
         if protected(summary, now, policy) or PINNED_TAG in memory.tags:

@@ -46,7 +46,7 @@ import bisect
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 
-from services.memory import Memory, in_project, parse_time
+from services.memory import Memory, parse_time
 from services.rem.ops.duplicates import code_names
 from services.rem.ops.extraction.common import MAX_PER_PROJECT, OP, Entry, Known
 from services.rem.ops.extraction.lessons import LESSON_OPTIONS, lesson_findings
@@ -92,9 +92,9 @@ def extraction_findings(
     starts = work_sessions(store, gap_minutes, until=now)
     entries: list[Entry] = []
     all_lessons: list[Memory] = []
-    for memory in store.iter_all():
+    for memory in store.iter_all(project=project):
         at = parse_time(memory.created_at)
-        if at > now or not in_project(memory, project):
+        if at > now:
             continue
         if memory.type is MemoryType.LESSON:
             all_lessons.append(memory)  # archived or not: it was written
