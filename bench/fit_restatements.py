@@ -48,13 +48,7 @@ from services.knowledge.restatements import (  # noqa: E402
 NAMES = (*(f for f in FEATURES if f not in LEFT_OUT), *EXTRA_FEATURES)
 MIN_PRECISION = 0.8
 L2 = 10.0
-HELD_OUT = ("eighth-dev", "tenth-dev", "eleventh-dev")
 OUT = ROOT / "services" / "knowledge" / "restatement_weights.py"
-
-
-def development_sets(held_out: tuple[str, ...]) -> list[Path]:
-    found = sorted(p.resolve() for p in (ROOT / "bench" / "sets").glob("*-dev"))
-    return [p for p in (fc.DATA, *found) if p.name not in held_out]
 
 
 def fit_rates(x: np.ndarray, y: np.ndarray, sample: np.ndarray) -> tuple[np.ndarray, float]:
@@ -79,9 +73,9 @@ def scores_out_of_fold(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--write", action="store_true")
-    parser.add_argument("--hold-out", nargs="*", default=list(HELD_OUT))
+    parser.add_argument("--hold-out", nargs="*", default=list(fc.HELD_OUT))
     args = parser.parse_args()
-    sets = development_sets(tuple(args.hold_out))
+    sets = fc.development_sets(tuple(args.hold_out))
     fc.TARGET = "duplicate"
     memories, labels, vectors = fc.load(sets, corpus=False)
     fc.LABELLED.update(labels)
