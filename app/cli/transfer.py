@@ -44,16 +44,27 @@ from services.memory import Memory, parse_time
 def export(
     state: CliState, project: str | None, format_: str, output: Path | None, as_json: bool
 ) -> None:
-    """Export memories (all tiers, superseded included) as JSON or JSONL."""
+    """Export memories (all tiers, superseded included) as JSON or JSONL. JSON also
+    carries the conflicts between them, with what you settled; JSONL is memories only."""
+    from services.knowledge.conflict_transfer import exported
     from services.memories.transfer import export_document
 
     engram = state.engram(catch_up=False)
     project = state.known_project(project)  # a misspelt -p is not an empty export
-    memories = (m for m in engram.store.iter_all() if project is None or m.project == project)
+    memories = [m for m in engram.store.iter_all() if project is None or m.project == project]
     if format_ == "json":
-        text = json.dumps(export_document(memories, project), ensure_ascii=False, indent=1)
+        document = export_document(memories, project, lambda listed: exported(engram.store, listed))
+        text = json.dumps(document, ensure_ascii=False, indent=1)
     else:
         text = "\n".join(json.dumps(m.to_dict(), ensure_ascii=False) for m in memories)
+        left_out = exported(engram.store, memories)
+        if left_out:
+            records = counted(len(left_out), "conflict record", "conflict records")
+            err(
+                f"note: JSONL holds memories only; it leaves out {records} between them "
+                "(what you settled with `engram contradictions`): export with --format json "
+                "to keep them"
+            )
     text += "\n"
     if output is None:
         sys.stdout.write(text)
@@ -90,6 +101,7 @@ def import_(
     as_json: bool,
 ) -> None:
     """Import an export (JSON) or JSONL: all or nothing, every problem reported."""
+    from services.knowledge import conflict_transfer
     from services.knowledge.supersession import apply_declared, declared_problems
     from services.memories.transfer import read_import_file, without_stored_copies
     from services.text.incoming import describe, redaction_json
@@ -97,8 +109,13 @@ def import_(
     if replace and skip_existing:
         raise click.UsageError("--replace and --skip-existing exclude each other")
     engram = state.engram()
-    memories = read_import_file(file, default_project=project, gate=engram.service.incoming)
+    imported = read_import_file(file, default_project=project, gate=engram.service.incoming)
+    memories = imported.memories
     problems = declared_problems(engram.store, memories, str(file))
+    conflicts, found = conflict_transfer.read_section(
+        imported.contradictions, str(file), {m.id for m in memories}, engram.store.existing_ids
+    )
+    problems += found
     if problems:
         raise ValidationFailed(f"{file}: nothing was imported", problems)
     records = {m.id: m for m in memories}
@@ -111,6 +128,8 @@ def import_(
     for record_id, copy in copies.items():  # as `add` does: the copy gets the tags and files
         engram.service.give_copy(engram.store.get(copy.id), records[record_id].to_dict(), False)
     replaced = apply_declared(engram.store, memories) if report.imported else []
+    renamed = {record_id: copy.id for record_id, copy in copies.items()}
+    restored = conflict_transfer.restore(engram.store, conflicts, renamed)
     if replace and report.imported:
         # The replaced memories' old vectors (other chunks, maybe another project) are
         # now orphans: reconciling removes them before the new ones are written.
@@ -135,6 +154,7 @@ def import_(
                 "skipped": report.skipped,
                 "queued_for_embedding": waiting,
                 "superseded": [m.id for m in replaced],
+                "contradictions_restored": restored,
                 "already_stored": [
                     {"id": record_id, "stored_as": copy.id} for record_id, copy in copies.items()
                 ],
@@ -147,6 +167,12 @@ def import_(
         + (f", skipped {report.skipped} existing" if report.skipped else "")
         + (f"; {len(replaced)} older memories no longer hold (supersedes)" if replaced else "")
         + (f"; {len(copies)} already stored, not stored again" if copies else "")
+        + (
+            f"; {counted(restored, 'conflict record', 'conflict records')} restored "
+            "(`engram contradictions list --all`)"
+            if restored
+            else ""
+        )
     )
     for record_id, copy in copies.items():
         say(f"  {record_id}: already stored as {copy.id}: {copy.title}")

@@ -1,11 +1,15 @@
 """Export and import of memories.
 
-Export: a JSON document `{"version", "project", "exported_at", "memories": [...]}` or
-JSONL, one memory per line. Import reads either (and the benchmark corpus JSONL), reads
-and validates everything first, and is all-or-nothing: any problem (a memory over the
-incoming-text gate's size limit among them) is reported as file:line with its reason and
-nothing is stored. A record whose text a current memory of its project already holds is
-not stored again (`without_stored_copies`, with the check `engram add` makes).
+Export: a JSON document `{"version", "project", "exported_at", "memories": [...],
+"contradictions": [...]}` or JSONL, one memory per line. The document's
+"contradictions" are the conflict records between its memories, settled or open, so what
+the user judged travels with the notes (`knowledge.conflict_transfer` writes and checks
+them); JSONL carries memories only. Import reads either (and the benchmark corpus
+JSONL), reads and validates everything first, and is all-or-nothing: any problem (a
+memory over the incoming-text gate's size limit among them) is reported as file:line
+with its reason and nothing is stored. A record whose text a current memory of its
+project already holds is not stored again (`without_stored_copies`, with the check
+`engram add` makes).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import codecs
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +32,34 @@ MAX_IMPORT_BYTES = 2 * 1024**3
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def export_document(memories: Iterable[Memory], project: str | None) -> dict[str, Any]:
-    return {
+@dataclass
+class ImportFile:
+    """A validated import: its memories, and the export document's "contradictions"
+    section as written (None when there is none; `knowledge.conflict_transfer` checks
+    it)."""
+
+    memories: list[Memory]
+    contradictions: Any = None
+    where: str = ""
+
+
+def export_document(
+    memories: Iterable[Memory],
+    project: str | None,
+    contradictions: Callable[[list[Memory]], list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """The export document; with `contradictions`, the conflict records between the
+    exported memories it returns for them."""
+    listed = list(memories)
+    document: dict[str, Any] = {
         "version": EXPORT_VERSION,
         "project": project,
         "exported_at": now_iso(),
-        "memories": [m.to_dict() for m in memories],
+        "memories": [m.to_dict() for m in listed],
     }
+    if contradictions is not None:
+        document["contradictions"] = contradictions(listed)
+    return document
 
 
 def _decode(raw: bytes, where: str) -> str:
@@ -56,6 +81,13 @@ def parse_import(
     """Validate an export document or JSONL (each memory within `gate`'s size limit, when
     given). Raises ValidationFailed listing every problem; returns the memories only
     when there are none. Redaction is the memory service's, when it stores them."""
+    return parse_import_file(raw, where, default_project, gate).memories
+
+
+def parse_import_file(
+    raw: bytes, where: str, default_project: str | None = None, gate: IncomingText | None = None
+) -> ImportFile:
+    """`parse_import`, with the export document's "contradictions" section kept."""
     if b"\x00" in raw[:8192]:
         raise ValidationFailed(
             f"{where} looks binary; nothing was imported", [Problem(where, "contains NUL bytes")]
@@ -65,6 +97,7 @@ def parse_import(
     records: list[tuple[str, Any]] = []
     problems: list[Problem] = []
     document_project = default_project
+    contradictions: Any = None
     if stripped.startswith("{") and _is_single_document(stripped):
         document = json.loads(stripped)
         if "memories" in document:
@@ -74,6 +107,7 @@ def parse_import(
                 )
             if isinstance(document.get("project"), str) and default_project is None:
                 document_project = document["project"]
+            contradictions = document.get("contradictions")
             places = _located(text, lambda: _memories_starts(text), len(document["memories"]))
             records = [
                 (_place(where, place, f"memories[{i}]"), item)
@@ -148,7 +182,7 @@ def parse_import(
         )
     if not memories:
         raise UserInputError(f"{where}: no memories found")
-    return memories
+    return ImportFile(memories, contradictions, where)
 
 
 def _broken_document(text: str) -> bool:
@@ -230,7 +264,7 @@ def _is_single_document(text: str) -> bool:
 
 def read_import_file(
     path: Path, default_project: str | None = None, gate: IncomingText | None = None
-) -> list[Memory]:
+) -> ImportFile:
     try:
         size = path.stat().st_size
         if size > MAX_IMPORT_BYTES:
@@ -242,7 +276,7 @@ def read_import_file(
         raise UserInputError(f"{path}: is a folder, not a file") from None
     except PermissionError:
         raise UserInputError(f"{path}: permission denied") from None
-    return parse_import(raw, str(path), default_project, gate)
+    return parse_import_file(raw, str(path), default_project, gate)
 
 
 def without_stored_copies(

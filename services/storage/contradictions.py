@@ -152,6 +152,31 @@ def record_flag(
         )
 
 
+def restore_row(store: MemoryStore, row: Sequence[Any]) -> bool:
+    """Write a conflict record read from an export (`COLUMNS` but the id) where this
+    store has none for the pair, or has it open and the record settles it. A pair this
+    store has settled keeps its own answer. Returns whether anything was written."""
+    a, b, kind, holder, detected_at, evidence, resolved_at, resolution, note = row
+    existing = row_for_pair(store, a, b)
+    if existing is None:
+        _execute(
+            store,
+            f"INSERT INTO contradiction ({COLUMNS.removeprefix('id, ')}) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            [a, b, kind, holder, detected_at, evidence, resolved_at, resolution, note],
+        )
+        return True
+    if existing[7] is None and resolved_at is not None:
+        _execute(
+            store,
+            "UPDATE contradiction SET kind = ?, holder = ?, evidence = ?, resolved_at = ?, "
+            "resolution = ?, note = ? WHERE id = ?",
+            [kind, holder, evidence, resolved_at, resolution, note, existing[0]],
+        )
+        return True
+    return False
+
+
 def _texts_changed(resolved_evidence: str | None, evidence: str) -> bool:
     """Whether both evidences hash the pair's texts and the hashes differ."""
     try:

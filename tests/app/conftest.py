@@ -115,6 +115,7 @@ def _corpus30_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "skipped": 0,
         "queued_for_embedding": 0,
         "superseded": [],
+        "contradictions_restored": 0,
         "already_stored": [],
         "redacted": {"count": 0, "kinds": {}},
     }

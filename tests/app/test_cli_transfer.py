@@ -48,7 +48,8 @@ def _export(cli: EngramCli, *args: Any) -> dict[str, Any]:
 
 def test_export_json_document(corpus_cli: EngramCli) -> None:
     document = _export(corpus_cli)
-    assert set(document) == {"version", "project", "exported_at", "memories"}
+    assert set(document) == {"version", "project", "exported_at", "memories", "contradictions"}
+    assert document["contradictions"] == []
     assert document["version"] == 1
     assert document["project"] is None
     assert document["exported_at"].endswith("+00:00")
@@ -313,6 +314,7 @@ def test_import_reports_what_still_waits_for_embedding(
         "skipped": 0,
         "queued_for_embedding": 4,
         "superseded": [],
+        "contradictions_restored": 0,
         "already_stored": [],
         "redacted": {"count": 0, "kinds": {}},
     }
@@ -446,3 +448,103 @@ def test_records_dated_in_the_future_are_imported_and_said(
     assert engram_cli.all_ids() == {"ahead", "past"}
     quiet = engram_cli.ok("import", write_jsonl(tmp_path / "q.jsonl", [{"content": "Now."}]))
     assert "dated after today" not in quiet.stderr
+
+
+def _settled_pair(cli: EngramCli) -> dict[str, Any]:
+    """Two notes the cues flag as a replacement, settled by the user as both valid."""
+    cli.add("`settle_batch` times out after 5 seconds.", "--project", "shop", "--id", "old")
+    cli.add(
+        "We changed the timeout of `settle_batch` from 5s to 30s.",
+        "--project", "shop", "--id", "new",
+    )  # fmt: skip
+    (record,) = cli.json("contradictions", "list")["contradictions"]
+    cli.ok("contradictions", "resolve", str(record["id"]), "-r", "both_valid", "--note", "two jobs")
+    (settled,) = cli.json("contradictions", "list", "--all")["contradictions"]
+    return settled
+
+
+def test_what_the_user_settled_travels_with_an_export(
+    tmp_path: Path, engram_cli: EngramCli
+) -> None:
+    """A pair settled as both valid was lost on export and import: the next cycle on the
+    new machine asked about it again."""
+    settled = _settled_pair(engram_cli)
+    exported = tmp_path / "shop.json"
+    engram_cli.ok("export", "-o", exported)
+    (carried,) = json.loads(exported.read_text(encoding="utf-8"))["contradictions"]
+    assert carried["resolution"] == "both_valid" and "id" not in carried
+
+    fresh = EngramCli(tmp_path / "fresh")
+    report = fresh.json("import", exported)
+    assert report["imported"] == 2 and report["contradictions_restored"] == 1
+    (restored,) = fresh.json("contradictions", "list", "--all")["contradictions"]
+    assert {k: v for k, v in restored.items() if k != "id"} == {
+        k: v for k, v in settled.items() if k != "id"
+    }
+    fresh.ok("rem", "run", "--op", "contradictions", env={"ENGRAM_LLM_PROVIDER": "gguf"})
+    assert fresh.json("contradictions", "list")["contradictions"] == []  # not asked again
+    # Imported again into a store that knows the pair, nothing is written twice.
+    assert fresh.json("import", exported, "--skip-existing")["contradictions_restored"] == 0
+
+
+def test_an_open_pair_takes_the_settled_answer_a_settled_one_keeps_its_own(
+    tmp_path: Path, engram_cli: EngramCli
+) -> None:
+    settled = _settled_pair(engram_cli)
+    exported = tmp_path / "shop.json"
+    engram_cli.ok("export", "-o", exported)
+    document = json.loads(exported.read_text(encoding="utf-8"))
+
+    other = EngramCli(tmp_path / "other")
+    other.ok("import", write_jsonl(tmp_path / "m.jsonl", document["memories"]))
+    (open_here,) = other.json("contradictions", "list")["contradictions"]  # flagged anew
+    assert open_here["resolution"] is None
+    assert other.json("import", exported, "--skip-existing")["contradictions_restored"] == 1
+    (now,) = other.json("contradictions", "list", "--all")["contradictions"]
+    assert now["id"] == open_here["id"] and now["resolution"] == "both_valid"
+
+    document["contradictions"][0]["resolution"] = "a_wins"
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(document), encoding="utf-8")
+    assert other.json("import", changed, "--skip-existing")["contradictions_restored"] == 0
+    (kept,) = other.json("contradictions", "list", "--all")["contradictions"]
+    assert kept["resolution"] == settled["resolution"] == "both_valid"
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"a": "nobody"}, "'a' 'nobody' is no memory of the file or the store"),
+        ({"resolution": "maybe"}, "'resolution' must be one of"),
+        ({"resolved_at": None}, "'resolution' and 'resolved_at' go together"),
+        ({"holder": "someone-else"}, "'holder' must be the memory in 'a' or in 'b', or null"),
+        ({"kind": "feud"}, "'kind' must be one of"),
+        ({"detected_at": "last tuesday"}, "'detected_at' must be an ISO-8601 time"),
+        ({"b": "old"}, "'a' and 'b' are the same memory"),
+    ],
+)
+def test_a_bad_conflict_record_imports_nothing(
+    tmp_path: Path, engram_cli: EngramCli, change: dict[str, Any], problem: str
+) -> None:
+    _settled_pair(engram_cli)
+    exported = tmp_path / "shop.json"
+    engram_cli.ok("export", "-o", exported)
+    document = json.loads(exported.read_text(encoding="utf-8"))
+    record = document["contradictions"][0]
+    if change.get("b") == "old":
+        record["a"] = "old"
+    record.update(change)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(document), encoding="utf-8")
+
+    fresh = EngramCli(tmp_path / "fresh")
+    result = fresh("import", broken)
+    assert result.exit_code == 2, result.stderr
+    assert "contradictions[0]" in result.stderr and problem in result.stderr
+    assert fresh.all_ids() == set()  # all or nothing: the memories were not stored either
+
+
+def test_a_jsonl_export_says_what_it_leaves_out(tmp_path: Path, engram_cli: EngramCli) -> None:
+    _settled_pair(engram_cli)
+    result = engram_cli.ok("export", "--format", "jsonl", "-o", tmp_path / "shop.jsonl")
+    assert "leaves out 1 conflict record" in result.stderr and "--format json" in result.stderr
