@@ -366,7 +366,7 @@ def test_an_empty_project_is_no_project() -> None:
 def test_read_import_file(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_bytes(jsonl(line(id="a")))
-    assert [m.id for m in read_import_file(path)] == ["a"]
+    assert [m.id for m in read_import_file(path).memories] == ["a"]
     with pytest.raises(UserInputError, match="no such file"):
         read_import_file(tmp_path / "missing.jsonl")
     with pytest.raises(UserInputError, match="folder"):
@@ -381,14 +381,14 @@ def test_a_file_with_one_bad_line_stores_nothing(engram: Any, tmp_path: Path) ->
     good = [line(id=f"good-{i}", content=f"good memory {i}") for i in range(20)]
     path.write_bytes(jsonl(*good[:10], line(id="bad", type="gossip"), *good[10:]))
     with pytest.raises(ValidationFailed) as caught:
-        engram.service.import_memories(read_import_file(path))
+        engram.service.import_memories(read_import_file(path).memories)
     assert [p.where for p in caught.value.problems] == [f"{path}:11"]
     assert engram.store.count() == 0
     assert engram.store.fts_row_count() == 0
     assert engram.vectors.count(engram.embedder.model_id) == 0
 
     path.write_bytes(jsonl(*good))
-    report = engram.service.import_memories(read_import_file(path))
+    report = engram.service.import_memories(read_import_file(path).memories)
     assert (report.imported, report.skipped, report.embedded) == (20, 0, 20)
     assert engram.store.count() == 20
 
