@@ -37,6 +37,7 @@ def _answerer(state: CliState, project: str | None, use_llm: bool) -> Any:
     """A function question → RecallAnswer over this data folder (one LLM runner)."""
     from services.filters import MemoryFilter
     from services.knowledge.recall import recall
+    from services.types import RetrievalMode
     from services.storage.time_index import backfill, load_times
 
     engram = state.engram()
@@ -48,7 +49,10 @@ def _answerer(state: CliState, project: str | None, use_llm: bool) -> Any:
         click.get_current_context().call_on_close(llm.close)
 
     def answer(question: str, as_of: date, scope: str | None = None) -> Any:
-        flt = MemoryFilter(project=scope or project)
+        # A question about when something happened is about history: the note that says
+        # "we moved the test runner to nox" answers it even after a later note replaced
+        # it ("we dropped nox"), and so does a note gone cold or archived.
+        flt = MemoryFilter(project=scope or project, mode=RetrievalMode.EXHAUSTIVE)
 
         def search(query: str, limit: int) -> list[tuple[Any, float]]:
             response = engram.service.search(query, flt, limit)

@@ -157,3 +157,33 @@ def test_recall_needs_a_question(dated: EngramCli) -> None:
 def test_an_empty_question_is_refused(engram_cli: EngramCli) -> None:
     result = engram_cli("recall", "   ")
     assert result.exit_code == 2 and "QUESTION is empty" in result.stderr
+
+
+def test_a_replaced_note_still_answers_when_its_change_happened(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    """"When did we move the test runner to nox?" is about history: the note that says so
+    answers it after a later note replaced it ("we dropped nox"); recall searched only
+    what holds now and answered with the replacement's date."""
+    engram_cli.ok("config", "set", "llm.provider", "gguf")
+    records = [
+        {
+            "id": "to-nox",
+            "type": "workflow",
+            "project": "shop",
+            "content": "We moved the test runner to nox yesterday; tox.ini is deleted.",
+            "created_at": "2026-05-08T10:00:00+00:00",
+        },
+        {
+            "id": "to-uv",
+            "type": "workflow",
+            "project": "shop",
+            "content": "Tests run with `uv run pytest` now; the noxfile is gone.",
+            "created_at": "2026-11-02T10:00:00+00:00",
+            "supersedes": "to-nox",
+        },
+    ]
+    engram_cli.ok("import", write_jsonl(tmp_path / "runner.jsonl", records))
+    assert engram_cli.json("show", "to-nox")["superseded_by"] == "to-uv"
+    answer = engram_cli.json("recall", "When did we move the test runner to nox?")
+    assert answer["date"] == "2026-05-07" and answer["sources"][0] == "to-nox"
