@@ -37,8 +37,8 @@ def _answerer(state: CliState, project: str | None, use_llm: bool) -> Any:
     """A function question → RecallAnswer over this data folder (one LLM runner)."""
     from services.filters import MemoryFilter
     from services.knowledge.recall import recall
-    from services.types import RetrievalMode
     from services.storage.time_index import backfill, load_times
+    from services.types import RetrievalMode
 
     engram = state.engram()
     backfill(engram.store)  # databases from before memory_time: once, cheap

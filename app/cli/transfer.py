@@ -22,7 +22,7 @@ from app.cli.common import (
     read_stdin,
     say,
 )
-from services.errors import UserInputError, ValidationFailed
+from services.errors import Problem, UserInputError, ValidationFailed
 from services.filters import MemoryFilter
 from services.memory import Memory, parse_time
 
@@ -206,6 +206,10 @@ def ingest(
             raw, where = Path(file).read_bytes(), file
         except OSError as error:
             raise UserInputError(f"{file}: {error.strerror}") from None
+    if b"\x00" in raw[:8192]:  # as import says: a binary file holds no MEMORY lines
+        raise ValidationFailed(
+            f"{where} looks binary; nothing was stored", [Problem(where, "contains NUL bytes")]
+        )
     text = raw.decode("utf-8", errors="replace")
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         err(f"warning: {where} is not valid UTF-8; undecodable bytes were replaced")

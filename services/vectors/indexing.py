@@ -223,7 +223,9 @@ class Indexer:
             if stray:
                 self.vectors.delete_ids_in(name, stray)
         if missing or orphans:
-            log.warning(
+            # A routine repair (vectors of replaced or deleted memories, an embedding
+            # interrupted): logged for the log file, not printed under a user's command.
+            log.info(
                 "reconciled vectors: %d queued for embedding, %d orphans removed",
                 len(missing),
                 orphans,

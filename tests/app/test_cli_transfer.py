@@ -276,6 +276,16 @@ def test_ingest_from_a_file_plain_output(tmp_path: Path, engram_cli: EngramCli) 
     assert len(engram_cli.all_ids()) == 4
 
 
+def test_ingest_of_a_binary_file_is_refused(tmp_path: Path, engram_cli: EngramCli) -> None:
+    """It printed "stored 0 memories" and exited 0, as if the file had been read."""
+    blob = tmp_path / "photo.png"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00MEMORY:fact:not a note\n")
+    result = engram_cli("ingest", blob)
+    assert result.exit_code == 2
+    assert "looks binary; nothing was stored" in result.stderr
+    assert engram_cli.all_ids() == set()
+
+
 def test_ingest_without_memory_lines_stores_nothing(engram_cli: EngramCli) -> None:
     result = engram_cli("ingest", "--json", input="just prose\nno markers\n")
     assert result.exit_code == 0
