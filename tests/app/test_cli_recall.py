@@ -162,7 +162,7 @@ def test_an_empty_question_is_refused(engram_cli: EngramCli) -> None:
 def test_a_replaced_note_still_answers_when_its_change_happened(
     engram_cli: EngramCli, tmp_path: Path
 ) -> None:
-    """"When did we move the test runner to nox?" is about history: the note that says so
+    """ "When did we move the test runner to nox?" is about history: the note that says so
     answers it after a later note replaced it ("we dropped nox"); recall searched only
     what holds now and answered with the replacement's date."""
     engram_cli.ok("config", "set", "llm.provider", "gguf")
