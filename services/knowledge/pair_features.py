@@ -296,14 +296,43 @@ def retired_names(earlier: PairText, later: PairText) -> set[str]:
     candidates |= {name.split()[0] for name in earlier.names if " " in name}
     candidates -= STOPWORDS  # "the" of `the client` is no name
     candidates -= _shared_files(earlier.memory, later.memory)
+    objects = _retired_objects(later.plain) - STOPWORDS - _shared_files(
+        earlier.memory, later.memory
+    )
     return {
         name
-        for name in candidates
+        for name in candidates | objects
         if len(name) >= 3
         and next(_occurrences(earlier_text, name), None) is not None
-        and _near_retiring(later.plain, name)
+        and (name in objects or _near_retiring(later.plain, name))
         and not _near_retiring(earlier_text, name)
     }
+
+
+# What a note says it retired, named in plain words: the object of "moved off", "dropped",
+# "got rid of", "nobody runs" ("we moved off tox;"), or the subject of "… is gone"
+# ("tox.ini is deleted"). The word must be the whole of it: not the start of a qualified
+# name ("no more Server::bind") nor a modifier of a longer phrase ("dropped the client
+# certificate", "the Dark+ theme is gone").
+_WHOLE = r"([a-z][a-z0-9_.+-]*[a-z0-9])(?![a-z0-9_+:(-]|\.\w)"
+_RETIRED_OBJECT = re.compile(
+    r"\b(?:moved (?:off|away from)|switched (?:away )?from|migrated (?:away )?from|"
+    r"dropped|ditched|got rid of|no more|stopped using|nobody (?:runs|uses|calls)|"
+    r"no longer (?:use|uses|using|run|runs|call|calls|need|needs))\s+"
+    rf"(?:the |our |using |a |an )?{_WHOLE}"
+    r"(?=\s*(?:[;,.)!?]|$|\s(?:and|to|for|in|since|now|anymore|locally|entirely)\b|\s[-—–]))"
+)
+_RETIRED_SUBJECT = re.compile(
+    rf"(?:^|[.;:,(!?]\s*|\b(?:the|our|and) ){_WHOLE} (?:is|are|was|were|has been|have been) "
+    r"(?:gone|removed|deleted|dropped|retired|dead)\b",
+    re.MULTILINE,
+)
+
+
+def _retired_objects(plain: str) -> set[str]:
+    """The words a lower-case note names as retired (`_RETIRED_OBJECT`)."""
+    found = {m.group(1) for m in _RETIRED_OBJECT.finditer(plain)}
+    return found | {m.group(1) for m in _RETIRED_SUBJECT.finditer(plain)}
 
 
 def _shared_files(first: Memory, second: Memory) -> set[str]:

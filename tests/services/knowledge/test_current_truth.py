@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.composition import Engram, open_engram
 from services.activity.prediction import Candidate, Prediction, Reason
@@ -191,6 +193,23 @@ def _pair_text(content: str, title: str, created_at: str, files: tuple[str, ...]
             "Passing a path string to `verify=` is deprecated as of 0.28; build an SSLContext.",
             {"verify="},
         ),
+        # a tool named in plain words, as people name their tools
+        (
+            "Run the test suite with tox: tox -e py312. Docs build with tox -e docs.",
+            "We moved off tox; the test suite runs through nox now (nox -s tests).",
+            {"tox"},
+        ),
+        (
+            "Release: python -m build, then twine upload dist/* from your laptop.",
+            "Releases are uploaded by publish.yml on tag push; nobody runs twine locally.",
+            {"twine"},
+        ),
+        (
+            "Lint with flake8 and black before pushing.",
+            "flake8 is gone, ruff does it all.",
+            {"flake8"},
+        ),
+        ("Deps are managed with pdm.", "Switched from pdm to uv in March.", {"pdm"}),
     ],
 )
 def test_a_later_note_that_retires_what_the_earlier_relies_on(
@@ -225,6 +244,20 @@ def test_a_later_note_that_retires_what_the_earlier_relies_on(
         (
             "Call `decodeBlurhash` with named options.",
             "`decodeBlurhash` treats a missing pin and a deleted one the same way.",
+        ),
+        # a plain word must be the whole of what is retired: not a modifier of a longer
+        # phrase, nor the start of a qualified name
+        (
+            "mTLS: the client certificate goes on your own SSL context.",
+            "The 0.28.0 bug silently dropped the client certificate when verify was off.",
+        ),
+        (
+            "Pick the theme with `--theme-dark`; the Visual Studio Dark+ theme is ours.",
+            "Visual Studio Dark+ theme is gone from bat master (#3552).",
+        ),
+        (
+            "The server binds with `axum::Server::bind`.",
+            "Hyper 1.0: no more Server::bind(..); hand a TcpListener to `axum::serve`.",
         ),
     ],
 )
@@ -281,6 +314,31 @@ def test_a_tool_migration_about_the_same_files_is_recorded_when_embedded(real: E
     [record] = _records(real, old.id, new.id)
     assert (record.kind, record.holder) == ("supersedes", new.id)
     assert record.evidence["retired"] == ["pdm"]
+
+
+def test_a_tool_retired_in_plain_words_is_recorded_when_embedded(real: Engram) -> None:
+    """A new user's "We moved off tox; the test suite runs through nox now" was never
+    proposed as replacing "Run the test suite with tox": `tox` is written as a plain
+    word, and only code names counted as what a note retires."""
+    old = real.service.add(
+        {
+            "project": "mini",
+            "type": "workflow",
+            "content": "Run the test suite with tox: tox -e py312. Docs build with tox -e docs.",
+            "created_at": "2026-01-10T10:00:00+00:00",
+        }
+    )
+    new = real.service.add(
+        {
+            "project": "mini",
+            "type": "workflow",
+            "content": "We moved off tox; the test suite runs through nox now (nox -s tests).",
+            "created_at": "2026-05-10T10:00:00+00:00",
+        }
+    )
+    [record] = _records(real, old.id, new.id)
+    assert (record.kind, record.holder) == ("supersedes", new.id)
+    assert record.evidence["retired"] == ["tox"]
 
 
 def test_an_open_replacement_gets_no_warning_line_a_contradiction_does(engram: Engram) -> None:
@@ -384,3 +442,41 @@ def test_of_two_notes_written_within_one_second_the_later_holds(real: Engram) ->
         [record] = _records(real, old.id, new.id)
         assert (record.a, record.b, record.holder) == (old.id, new.id, new.id)
         assert current_holders(real.store, [old.id, new.id])[old.id].id == new.id
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "we",
+                "moved",
+                "off",
+                "tox",
+                "dropped",
+                "the",
+                "nox",
+                "is",
+                "gone",
+                ";",
+                ".",
+                "no",
+                "more",
+                "server::bind",
+                "to",
+                "uv",
+                "nobody",
+                "runs",
+                "twine",
+                "and",
+            ]
+        ),
+        max_size=14,
+    )
+)
+def test_what_a_note_retires_is_a_word_it_writes(words: list[str]) -> None:
+    from services.knowledge.pair_features import _retired_objects
+
+    text = " ".join(words)
+    for name in _retired_objects(text):
+        assert name in text.split()  # whole: never "server" of "server::bind"
