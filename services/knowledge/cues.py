@@ -71,6 +71,7 @@ from services.knowledge.tested_versions import matrix_step, versions_under_test
 from services.knowledge.value_moves import moved_value, moves, stated
 from services.knowledge.value_wording import DURATION_LIKE, looks_numeric
 from services.text.change_wording import SPOKEN_CHANGE, from_releases
+from services.text.dependency_floors import dependency_floors
 from services.text.product_versions import product_versions
 from services.text.words import code_spans
 from services.text.words import sentences as split_sentences
@@ -149,6 +150,9 @@ def sentence_statements(
     for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")
         add(match.start(), match.end(), f"runtime {language}", match.group(2))
+    for floor in dependency_floors(sentence):  # before a product's version: "Twisted>=21.7"
+        if not _inside(floor.start, taken):
+            add(floor.start, floor.end, f"version {floor.package}{FLOOR_SUFFIX}", floor.version)
     for named in product_versions(sentence):
         if not _inside(named.start, taken):  # a language's version is its runtime's
             add(named.start, named.end, f"version {named.product}", named.major)
@@ -190,6 +194,8 @@ def sentence_statements(
     found.sort(key=lambda item: item[0])
     return [statement for _, statement in found]
 
+
+FLOOR_SUFFIX = " floor"  # "version twisted floor": the lowest version a project requires
 
 # Attributes too vague to conflict on their own ("takes about 30 seconds").
 VAGUE_ATTRIBUTES = frozenset({"duration"})
@@ -239,8 +245,10 @@ def read(
     titled = setting_names(title)  # the settings of a sentence that names none
     for sentence, as_written in zip(said_in, written, strict=True):
         found = sentence_statements(sentence[:READ_SENTENCE_CHARS], title, carried)
+        floors = {s.attribute for s in found if s.attribute.endswith(FLOOR_SUFFIX)}
         named = setting_names(as_written) or titled
-        bound.extend((s.attribute, named) for s in found if not s.old)
+        # a dependency floor's attribute names its package: no setting to bind it to
+        bound.extend((s.attribute, named) for s in found if not s.old and s.attribute not in floors)
         owners.extend((s.attribute, whose(sentence)) for s in found if not s.old)
         versions = {s.attribute for s in found if s.attribute.startswith(("runtime ", "version "))}
         carried = versions.pop() if len(versions) == 1 else None
