@@ -125,6 +125,8 @@ def contradictions_text(data: dict[str, Any]) -> str:
     lines = []
     for record in records:
         state = f"resolved {record['resolution']}" if record.get("resolution") else "unresolved"
+        if record.get("moot") and not record.get("resolution"):
+            state = "open, but a note it asks about no longer holds"
         holds = f", {record['holder']} holds" if record.get("holder") else ""
         lines.append(
             f"#{record['id']} {record['kind']}{holds} ({state}): A {record['a']} · B {record['b']}"

@@ -9,6 +9,7 @@ import click
 from app.cli.common import (
     CliState,
     cli,
+    counted,
     emit_json,
     handle_errors,
     json_option,
@@ -67,9 +68,23 @@ def list_(state: CliState, show_all: bool, project: str | None, as_json: bool) -
 
     store = state.engram(catch_up=False).store
     records = listing(store, include_resolved=show_all, project=project)
+    memories = store.get_many({i for r in records for i in (r.a, r.b)})
+    moot = {r.id for r in records if _moot(r, memories)}
     if as_json:
-        emit_json({"contradictions": [r.to_dict() for r in records], "queue": queued_count(store)})
+        emit_json(
+            {
+                "contradictions": [{**r.to_dict(), "moot": r.id in moot} for r in records],
+                "queue": queued_count(store),
+            }
+        )
         return
+    hidden = 0 if show_all else len(moot)
+    records = records if show_all else [r for r in records if r.id not in moot]
+    if hidden:
+        say(
+            f"({counted(hidden, 'open conflict', 'open conflicts')} about notes that no longer "
+            "hold, settled in effect, not shown: `--all` lists them)"
+        )
     if not records:
         waiting = queued_count(store)["waiting"]
         tail = f"; {waiting} candidate pairs wait for `engram rem run --op contradictions`"
@@ -79,9 +94,19 @@ def list_(state: CliState, show_all: bool, project: str | None, as_json: bool) -
             + (tail if waiting else "")
         )
         return
-    memories = store.get_many({i for r in records for i in (r.a, r.b)})
     for record in records:
         say(_line(record, memories))
+
+
+def _moot(record: Any, memories: dict[str, Any]) -> bool:
+    """An open conflict whose question is answered by now: the note it says is replaced,
+    or both notes, no longer hold (a review answer or a later replacement superseded
+    them), so nothing is left to decide between the two."""
+    if record.resolved:
+        return False
+    superseded = {i for i in (record.a, record.b) if memories[i].superseded_by}
+    loser = {record.a, record.b} - {record.holder} if record.holder else set()
+    return bool(superseded) and (superseded == {record.a, record.b} or bool(loser & superseded))
 
 
 @contradictions.command(name="resolve")

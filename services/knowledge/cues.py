@@ -150,12 +150,13 @@ def sentence_statements(
     for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")
         add(match.start(), match.end(), f"runtime {language}", match.group(2))
-    for floor in dependency_floors(sentence):  # before a product's version: "Twisted>=21.7"
-        if not _inside(floor.start, taken):
-            add(floor.start, floor.end, f"version {floor.package}{FLOOR_SUFFIX}", floor.version)
     for named in product_versions(sentence):
         if not _inside(named.start, taken):  # a language's version is its runtime's
             add(named.start, named.end, f"version {named.product}", named.major)
+    products = {named.product for named in product_versions(sentence)}
+    for floor in dependency_floors(sentence):  # a product's version is read as one above
+        if not _inside(floor.start, taken) and floor.package not in products:
+            add(floor.start, floor.end, f"version {floor.package}{FLOOR_SUFFIX}", floor.version)
     for category, pattern in CATEGORY_PATTERNS.items():
         context = CATEGORY_CONTEXT.get(category)
         if context is not None and not (context.search(sentence) or context.search(title)):

@@ -296,8 +296,8 @@ def retired_names(earlier: PairText, later: PairText) -> set[str]:
     candidates |= {name.split()[0] for name in earlier.names if " " in name}
     candidates -= STOPWORDS  # "the" of `the client` is no name
     candidates -= _shared_files(earlier.memory, later.memory)
-    objects = _retired_objects(later.plain) - STOPWORDS - _shared_files(
-        earlier.memory, later.memory
+    objects = (
+        _retired_objects(later.plain) - STOPWORDS - _shared_files(earlier.memory, later.memory)
     )
     return {
         name

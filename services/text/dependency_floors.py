@@ -58,6 +58,9 @@ def dependency_floors(sentence: str) -> list[DependencyFloor]:
             package = match.group("package").lower()
             if package in _NOT_PACKAGES or package in STOPWORDS or "python" in package:
                 continue
+            spaced = pattern is _SPECIFIER and not match.group(0).startswith(match["package"] + ">")
+            if spaced and package.endswith(("ed", "ing")):
+                continue  # "httpx is pinned >=0.27": a verb, not the package
             found.setdefault(
                 match.start(),
                 DependencyFloor(match.start(), match.end(), package, match.group("version")),

@@ -100,3 +100,23 @@ def test_show_says_what_an_open_conflict_says_of_the_memory(engram_cli: EngramCl
     assert (shown["outdated_by"], shown["disagrees_with"]) == ("new", [])
     assert engram_cli.json("show", "new")["outdated_by"] is None
     assert "may be outdated" not in engram_cli.ok("show", "other").stdout
+
+
+def test_a_conflict_about_a_note_that_no_longer_holds_is_not_listed_as_open(
+    engram_cli: EngramCli,
+) -> None:
+    """A new user answered the review and two conflicts stayed "unresolved" in the list
+    though the notes they asked about were replaced since: nothing was left to decide."""
+    seed(engram_cli)
+    (record,) = engram_cli.json("contradictions", "list")["contradictions"]
+    assert record["moot"] is False
+    engram_cli.add(
+        "`settle_batch` times out after 60 s since the queue moved.",
+        "--project", "shop", "--id", "newest", "--supersedes", "old",
+    )  # fmt: skip
+    listed = engram_cli.json("contradictions", "list")["contradictions"]
+    (still,) = [r for r in listed if r["id"] == record["id"]]
+    assert still["moot"] is True  # `old` no longer holds: the question is answered
+    text = engram_cli.ok("contradictions", "list").stdout
+    assert f"#{record['id']} " not in text and "1 open conflict about notes" in text
+    assert f"#{record['id']} " in engram_cli.ok("contradictions", "list", "--all").stdout

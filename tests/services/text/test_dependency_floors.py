@@ -35,6 +35,7 @@ def test_a_floor_is_read(sentence: str, expected: list[tuple[str, str]]) -> None
         "Keep urllib3>=1.26,<3 for the old proxies.",  # a range with a ceiling is a pin
         "bump requests to >=2.31.0 in every service",  # "to" is no package
         "The 2.31.0 release fixed the floor of the office.",
+        "httpx is pinned >=0.27 because earlier versions lack the retries.",  # a verb
     ],
 )
 def test_no_floor_is_read(sentence: str) -> None:
