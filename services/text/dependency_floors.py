@@ -5,8 +5,9 @@ Twisted floor is 21.7.0", "Twisted floor bumped to 21.7.0", "minimum SQLAlchemy 
 giving it different floors cannot both hold now.
 
 Language runtimes are left to `knowledge.runtime_floors` (Python, Node, Rust and Go
-floors have their own fields and wording), and a range with an upper bound
-("urllib3>=1.26,<3") is a pin for compatibility more than a floor: it is left out.
+floors have their own fields and wording); a range with an upper bound
+("urllib3>=1.26,<3") is a pin for compatibility more than a floor, and a version named
+as a condition ("works on tmux >= 3.3") is what one feature needs: both are left out.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ _MINIMUM_OF = re.compile(
     rf"\bminimum\s+{_PACKAGE}\s+(?:version\s+)?(?:is\s+(?:now\s+)?|=\s*|:\s*)?{_VERSION}",
     re.IGNORECASE,
 )
+# A version named as a condition ("works on tmux >= 3.3", "with Zellij >= 0.44", "if
+# you are on 2.x") says what one feature needs, not the floor the project requires.
+_CONDITION = re.compile(r"\b(?:on|with|for|if|when|under|in|using)\s+$", re.IGNORECASE)
 # Runtimes (`runtime_floors`), and words that precede "floor" without naming a package.
 _NOT_PACKAGES = frozenset(
     {
@@ -61,6 +65,8 @@ def dependency_floors(sentence: str) -> list[DependencyFloor]:
             spaced = pattern is _SPECIFIER and not match.group(0).startswith(match["package"] + ">")
             if spaced and package.endswith(("ed", "ing")):
                 continue  # "httpx is pinned >=0.27": a verb, not the package
+            if _CONDITION.search(sentence[: match.start()]):
+                continue  # "works on tmux >= 3.3": what a feature needs, not the project
             found.setdefault(
                 match.start(),
                 DependencyFloor(match.start(), match.end(), package, match.group("version")),

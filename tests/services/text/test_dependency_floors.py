@@ -19,7 +19,7 @@ from services.text.dependency_floors import dependency_floors
         ("Twisted floor bumped to 21.7.0 for the reactor fixes.", [("twisted", "21.7.0")]),
         ("SQLAlchemy floor moved from 1.3.0 to 1.4.23.", [("sqlalchemy", "1.4.23")]),
         ("The minimum SQLAlchemy version is 1.4.23 now.", [("sqlalchemy", "1.4.23")]),
-        ("Works on tmux >= 3.3, and on Zellij >= 0.44.", [("tmux", "3.3"), ("zellij", "0.44")]),
+        ("Our CI images need tmux >= 3.3 and zellij>=0.44.", [("tmux", "3.3"), ("zellij", "0.44")]),
         ("kombu>=5.6 is required now", [("kombu", "5.6")]),
     ],
 )
@@ -36,6 +36,9 @@ def test_a_floor_is_read(sentence: str, expected: list[tuple[str, str]]) -> None
         "bump requests to >=2.31.0 in every service",  # "to" is no package
         "The 2.31.0 release fixed the floor of the office.",
         "httpx is pinned >=0.27 because earlier versions lack the retries.",  # a verb
+        # a condition of one feature (a later "on tmux >= 3.7 it uses a floating pane"
+        # is another feature, not a raised floor)
+        "0.71.0 renamed the option. Works on tmux >= 3.3, and on Zellij >= 0.44.",
     ],
 )
 def test_no_floor_is_read(sentence: str) -> None:
