@@ -24,6 +24,28 @@ AROUND_TEXT = " \t\r\n"  # whitespace around a text that does not make it anothe
 _NEAR_IDS = 2_000  # ids an unknown one is compared with, for "did you mean"
 
 
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` are equal or one substitution, insertion, deletion or swap of
+    two neighbours apart."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    start = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    if len(a) == len(b):
+        rest_a, rest_b = a[start + 1 :], b[start + 1 :]
+        swapped = (
+            a[start + 1 : start + 2] == b[start : start + 1]
+            and a[start : start + 1] == b[start + 1 : start + 2]
+            and a[start + 2 :] == b[start + 2 :]
+        )
+        return rest_a == rest_b or swapped
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[start + 1 :] == shorter[start:]
+
+
 class MemoryQueries(SqliteStore):
     """Filtered reads of the memories."""
 
@@ -36,11 +58,19 @@ class MemoryQueries(SqliteStore):
 
         prefix = memory_id.rsplit("-", 1)[0] if "-" in memory_id else memory_id[:3]
         with self._reading():
-            same_start = MemoryRow.select(MemoryRow.id).where(MemoryRow.id.startswith(prefix[:40]))
+            same_start = MemoryRow.select(MemoryRow.id).where(
+                pw.fn.lower(MemoryRow.id).startswith(prefix[:40].lower())
+            )
             ids = [str(row.id) for row in same_start.limit(_NEAR_IDS)]
             if not ids:  # the typo is in the project part: any id (of the first few)
                 ids = [str(row.id) for row in MemoryRow.select(MemoryRow.id).limit(_NEAR_IDS)]
-        near = difflib.get_close_matches(memory_id, ids, n=1, cutoff=0.85)
+        wanted = memory_id.lower()
+        # One slip of a key in a short id ("scr-2l" for "scr-21", "SCR-12") is under
+        # difflib's bar, so the one id a single edit away counts first.
+        near = [i for i in ids if i.lower() == wanted]  # only the case differs
+        near = near or [i for i in ids if _one_edit(wanted, i.lower())]
+        if len(near) != 1:  # none, or several one slip away: the closest by difflib
+            near = difflib.get_close_matches(memory_id, ids, n=1, cutoff=0.85)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         return f"no memory with id {memory_id!r}{hint}"
 

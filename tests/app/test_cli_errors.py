@@ -207,3 +207,15 @@ def test_ctrl_c_ends_a_command_with_one_line_and_status_130(
     assert "stopped; nothing more was changed" in declined.stderr
     assert "Aborted" not in declined.output
     assert len(_snapshot(two_memories)) == 2
+
+
+def test_an_id_one_slip_away_is_suggested(engram_cli: EngramCli) -> None:
+    """A new user's `show scr-2l` (for scr-21) and `show SCR-12` got no suggestion:
+    one wrong key in a short id is under difflib's bar, and the prefix was matched by
+    case."""
+    for memory_id in ("scr-12", "scr-21"):
+        engram_cli.add(f"note {memory_id}", "--project", "scr", "--id", memory_id)
+    for typed, meant in (("scr-2l", "scr-21"), ("SCR-12", "scr-12"), ("scr-211", "scr-21")):
+        result = engram_cli("show", typed)
+        assert result.exit_code == 2
+        assert f"no memory with id {typed!r} (did you mean {meant!r}?)" in result.stderr
