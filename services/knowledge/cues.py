@@ -150,12 +150,13 @@ def sentence_statements(
     for match in RUNTIME.finditer(sentence):
         language = match.group(1).lower().removesuffix(".js")
         add(match.start(), match.end(), f"runtime {language}", match.group(2))
-    for named in product_versions(sentence):
+    products = product_versions(sentence)
+    for named in products:
         if not _inside(named.start, taken):  # a language's version is its runtime's
             add(named.start, named.end, f"version {named.product}", named.major)
-    products = {named.product for named in product_versions(sentence)}
+    named_products = {named.product for named in products}
     for floor in dependency_floors(sentence):  # a product's version is read as one above
-        if not _inside(floor.start, taken) and floor.package not in products:
+        if not _inside(floor.start, taken) and floor.package not in named_products:
             add(floor.start, floor.end, f"version {floor.package}{FLOOR_SUFFIX}", floor.version)
     for category, pattern in CATEGORY_PATTERNS.items():
         context = CATEGORY_CONTEXT.get(category)
@@ -246,10 +247,13 @@ def read(
     titled = setting_names(title)  # the settings of a sentence that names none
     for sentence, as_written in zip(said_in, written, strict=True):
         found = sentence_statements(sentence[:READ_SENTENCE_CHARS], title, carried)
-        floors = {s.attribute for s in found if s.attribute.endswith(FLOOR_SUFFIX)}
         named = setting_names(as_written) or titled
         # a dependency floor's attribute names its package: no setting to bind it to
-        bound.extend((s.attribute, named) for s in found if not s.old and s.attribute not in floors)
+        bound.extend(
+            (s.attribute, named)
+            for s in found
+            if not s.old and not s.attribute.endswith(FLOOR_SUFFIX)
+        )
         owners.extend((s.attribute, whose(sentence)) for s in found if not s.old)
         versions = {s.attribute for s in found if s.attribute.startswith(("runtime ", "version "))}
         carried = versions.pop() if len(versions) == 1 else None

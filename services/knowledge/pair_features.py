@@ -294,11 +294,10 @@ def retired_names(earlier: PairText, later: PairText) -> set[str]:
     earlier_text = f"{earlier.memory.title}\n{earlier.memory.content[:READ_CHARS]}".lower()
     candidates = set(later.names) | set(earlier.versions)
     candidates |= {name.split()[0] for name in earlier.names if " " in name}
+    shared = _shared_files(earlier.memory, later.memory)
     candidates -= STOPWORDS  # "the" of `the client` is no name
-    candidates -= _shared_files(earlier.memory, later.memory)
-    objects = (
-        _retired_objects(later.plain) - STOPWORDS - _shared_files(earlier.memory, later.memory)
-    )
+    candidates -= shared
+    objects = _retired_objects(later.plain) - STOPWORDS - shared
     return {
         name
         for name in candidates | objects

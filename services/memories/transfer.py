@@ -40,7 +40,6 @@ class ImportFile:
 
     memories: list[Memory]
     contradictions: Any = None
-    where: str = ""
 
 
 def export_document(
@@ -182,7 +181,7 @@ def parse_import_file(
         )
     if not memories:
         raise UserInputError(f"{where}: no memories found")
-    return ImportFile(memories, contradictions, where)
+    return ImportFile(memories, contradictions)
 
 
 def _broken_document(text: str) -> bool:

@@ -35,13 +35,11 @@ def _one_edit(a: str, b: str) -> bool:
         (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
     )
     if len(a) == len(b):
-        rest_a, rest_b = a[start + 1 :], b[start + 1 :]
+        substituted = a[start + 1 :] == b[start + 1 :]
         swapped = (
-            a[start + 1 : start + 2] == b[start : start + 1]
-            and a[start : start + 1] == b[start + 1 : start + 2]
-            and a[start + 2 :] == b[start + 2 :]
+            a[start : start + 2] == b[start : start + 2][::-1] and a[start + 2 :] == b[start + 2 :]
         )
-        return rest_a == rest_b or swapped
+        return substituted or swapped
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
     return longer[start + 1 :] == shorter[start:]
 
@@ -58,9 +56,8 @@ class MemoryQueries(SqliteStore):
 
         prefix = memory_id.rsplit("-", 1)[0] if "-" in memory_id else memory_id[:3]
         with self._reading():
-            same_start = MemoryRow.select(MemoryRow.id).where(
-                pw.fn.lower(MemoryRow.id).startswith(prefix[:40].lower())
-            )
+            # `startswith` is SQLite's LIKE: "SCR" finds the ids starting "scr-" too
+            same_start = MemoryRow.select(MemoryRow.id).where(MemoryRow.id.startswith(prefix[:40]))
             ids = [str(row.id) for row in same_start.limit(_NEAR_IDS)]
             if not ids:  # the typo is in the project part: any id (of the first few)
                 ids = [str(row.id) for row in MemoryRow.select(MemoryRow.id).limit(_NEAR_IDS)]
