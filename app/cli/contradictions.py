@@ -143,6 +143,13 @@ def resolve_(
         return
     if resolution in ("a_wins", "b_wins"):
         winner, loser = (record.a, record.b) if resolution == "a_wins" else (record.b, record.a)
+        replaced_by = store.get(loser).superseded_by
+        if replaced_by != winner:
+            say(
+                f"#{record.id}: {winner} holds; {loser} no longer held already (superseded "
+                f"by {replaced_by}), so its history is left as it was"
+            )
+            return
         say(
             f"#{record.id}: {winner} holds; {loser} is superseded by it (kept; "
             "`engram search --mode deep` still finds it)"

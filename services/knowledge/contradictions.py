@@ -64,10 +64,8 @@ from services.knowledge.conflict_records import (
     queued_count,
     reading_of,
     record_of,
-    resolve,
-    settle,
-    supersede,
 )
+from services.knowledge.conflict_resolution import resolve, settle, supersede
 from services.knowledge.conflict_scan import (
     Scan,
     candidate_pairs,

@@ -322,7 +322,7 @@ _RETIRED_OBJECT = re.compile(
     r"(?=\s*(?:[;,.)!?]|$|\s(?:and|to|for|in|since|now|anymore|locally|entirely)\b|\s[-—–]))"
 )
 _RETIRED_SUBJECT = re.compile(
-    rf"(?:^|[.;:,(!?]\s*|\b(?:the|our|and) ){_WHOLE} (?:is|are|was|were|has been|have been) "
+    rf"(?:^|[.;:,!?]\s+|\(\s*|\b(?:the|our|and) ){_WHOLE} (?:is|are|was|were|has been|have been) "
     r"(?:gone|removed|deleted|dropped|retired|dead)\b",
     re.MULTILINE,
 )
@@ -358,8 +358,14 @@ def _occurrences(text: str, name: str) -> Iterator[int]:
         at = text.find(name, at + 1)
 
 
+# A name followed by its version ("dropped Python 3.10") retires that version, not the name.
+_VERSION_AFTER = re.compile(r"\s+v?\d+(?:\.\d+)*(?![\w-])")
+
+
 def _near_retiring(text: str, name: str) -> bool:
     for at in _occurrences(text, name):
+        if _VERSION_AFTER.match(text, at + len(name)):
+            continue
         start = max(0, at - _RETIRING_REACH)
         if RETIRING.search(text[start : at + len(name) + _RETIRING_REACH]):
             return True

@@ -21,9 +21,9 @@ from services.knowledge.conflict_records import (
     SCORED_NEIGHBOURS,
     reading_of,
     record_of,
-    settle,
     what_differs,
 )
+from services.knowledge.conflict_resolution import settle
 from services.knowledge.conflict_scorer import (
     DUPLICATE_THRESHOLD,
     duplicate_probability,

@@ -33,7 +33,7 @@ def answer(service: MemoryService, findings: FindingStore, finding: Finding, opt
     if option == "skip":
         return False
     if option not in RECORDED_ONLY and finding.op in BUILDS_ON_THE_MEMORIES:
-        gone = _out_of_date(service, finding)
+        gone = _out_of_date(service, finding, option)
         if gone:
             with service.store.writing():
                 findings.mark_answered(finding, option, applied=False)
@@ -56,15 +56,23 @@ def _apply(service: MemoryService, finding: Finding, option: str) -> bool:
     return apply(service, finding, option)
 
 
-def _out_of_date(service: MemoryService, finding: Finding) -> str | None:
+def _out_of_date(service: MemoryService, finding: Finding, option: str) -> str | None:
     """Why acting on `finding` now would act on what no longer holds: one of its
     memories was deleted or replaced since it was proposed (a summary of three timeout
-    notes accepted after two were superseded would bring them back as current)."""
+    notes accepted after two were superseded would bring them back as current). Saying
+    which of two conflicting notes holds needs only both to exist: on a chain 3.9 →
+    3.10 → 3.11, "3.10 replaced 3.9" is still history to record once 3.11 has replaced
+    3.10, and resolving keeps the history a replaced note has
+    (`conflict_records.ends_it`)."""
     found = service.store.get_many(finding.memory_ids)
     for memory_id in finding.memory_ids:
         memory = found.get(memory_id)
         if memory is None:
             return f"{memory_id} was deleted"
-        if memory.superseded_by:
+        if memory.superseded_by and not _says_which_holds(finding, option):
             return f"{memory_id} no longer holds (replaced by {memory.superseded_by})"
     return None
+
+
+def _says_which_holds(finding: Finding, option: str) -> bool:
+    return finding.op == "contradictions" and option in ("a_wins", "b_wins")

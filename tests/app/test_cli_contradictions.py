@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from tests.app.conftest import EngramCli
 
 NO_MODEL = {"ENGRAM_LLM_PROVIDER": "gguf"}  # no GGUF file set: the cues decide alone
@@ -120,3 +126,76 @@ def test_a_conflict_about_a_note_that_no_longer_holds_is_not_listed_as_open(
     text = engram_cli.ok("contradictions", "list").stdout
     assert f"#{record['id']} " not in text and "1 open conflict about notes" in text
     assert f"#{record['id']} " in engram_cli.ok("contradictions", "list", "--all").stdout
+
+
+CHAIN = [
+    ("py39", "2026-01-10", "Minimum supported Python is 3.9 for the library; CI runs 3.9-3.12."),
+    ("py310", "2026-04-10", "Bumped the minimum Python to 3.10; CI matrix now 3.10-3.13."),
+    ("py311", "2026-08-10", "Python floor is now 3.11, no longer 3.10. CI runs 3.11-3.13."),
+]
+
+
+def _import_chain(cli: EngramCli, tmp_path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The three floor notes, and the contradictions between them by (older, newer)."""
+    lines = [
+        json.dumps({"id": i, "project": "lib", "type": "decision", "content": text,
+                    "created_at": f"{day}T10:00:00+00:00"})
+        for i, day, text in CHAIN
+    ]  # fmt: skip
+    (tmp_path / "chain.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cli.ok("import", str(tmp_path / "chain.jsonl"))
+    cli.json("rem", "run", "--op", "contradictions", env=NO_MODEL)
+    records = cli.json("contradictions", "list")["contradictions"]
+    order = [memory_id for memory_id, _, _ in CHAIN]
+    return {tuple(sorted((r["a"], r["b"]), key=order.index)): r for r in records}
+
+
+def _newer_wins(record: dict[str, Any], newer: str) -> str:
+    return "a_wins" if record["a"] == newer else "b_wins"
+
+
+@pytest.mark.parametrize("way", ["resolve", "review"])
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 2, 0)])
+def test_a_chain_of_replacements_keeps_its_history_in_any_order(
+    engram_cli: EngramCli, tmp_path: Path, order: tuple[int, ...], way: str
+) -> None:
+    """3.9 → 3.10 → 3.11. Answering "3.10 replaces 3.9" after "3.11 replaces 3.10" was
+    dismissed as out of date in the review; answering "3.11 replaces 3.9" after "3.10
+    replaces 3.9" moved the 3.9 note's end from April to August, so the store said both
+    floors held in between. Each note ends when the first of its replacements began."""
+    records = _import_chain(engram_cli, tmp_path)
+    pairs = [("py39", "py310"), ("py310", "py311"), ("py39", "py311")]
+    assert set(pairs) <= set(records)
+    pending = {f["memory_ids"][0] + f["memory_ids"][1]: f["id"]
+               for f in engram_cli.json("rem", "report")["pending"]}  # fmt: skip
+    for index in order:
+        older, newer = pairs[index]
+        record = records[(older, newer)]
+        answer = _newer_wins(record, newer)
+        if way == "resolve":
+            engram_cli.ok("contradictions", "resolve", str(record["id"]), "-r", answer)
+        else:
+            finding = pending[record["a"] + record["b"]]
+            result = engram_cli.ok("rem", "review", "--answer", f"{finding}={answer}")
+            assert "out of date" not in result.stderr
+    first, second, third = (engram_cli.json("show", i) for i in ("py39", "py310", "py311"))
+    assert (first["superseded_by"], first["valid_to"][:10]) == ("py310", "2026-04-10")
+    assert (second["superseded_by"], second["valid_to"][:10]) == ("py311", "2026-08-10")
+    assert third.get("superseded_by") is None
+    assert engram_cli.json("contradictions", "list")["contradictions"] == []
+    assert engram_cli.json("rem", "report")["pending"] == []
+
+
+def test_saying_an_older_note_holds_over_a_replaced_one_keeps_the_history(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    """Once 3.11 replaced 3.10, "3.9 holds over 3.10" must not rewrite when 3.10 ended."""
+    records = _import_chain(engram_cli, tmp_path)
+    later = records[("py310", "py311")]
+    engram_cli.ok("contradictions", "resolve", str(later["id"]), "-r", _newer_wins(later, "py311"))
+    middle = records[("py39", "py310")]
+    older_wins = "b_wins" if _newer_wins(middle, "py310") == "a_wins" else "a_wins"
+    result = engram_cli.ok("contradictions", "resolve", str(middle["id"]), "-r", older_wins)
+    assert "py310 no longer held already (superseded by py311)" in result.stdout
+    second = engram_cli.json("show", "py310")
+    assert (second["superseded_by"], second["valid_to"][:10]) == ("py311", "2026-08-10")

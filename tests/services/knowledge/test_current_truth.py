@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.composition import Engram, open_engram
@@ -210,6 +210,8 @@ def _pair_text(content: str, title: str, created_at: str, files: tuple[str, ...]
             {"flake8"},
         ),
         ("Deps are managed with pdm.", "Switched from pdm to uv in March.", {"pdm"}),
+        # a name followed by its version retires the version
+        ("CI runs Python 3.10 and 3.11.", "We dropped Python 3.10 in June.", {"3.10"}),
     ],
 )
 def test_a_later_note_that_retires_what_the_earlier_relies_on(
@@ -254,6 +256,11 @@ def test_a_later_note_that_retires_what_the_earlier_relies_on(
         (
             "Pick the theme with `--theme-dark`; the Visual Studio Dark+ theme is ours.",
             "Visual Studio Dark+ theme is gone from bat master (#3552).",
+        ),
+        # "dropped Python 3.10" retires a version of Python, not Python itself
+        (
+            "Release: bump VERSION, `git tag 2.12.0`, then `python -m build` and upload.",
+            "Scrapy 2.14 dropped Python 3.10; our CI matrix now starts at 3.11.",
         ),
         (
             "The server binds with `axum::Server::bind`.",
@@ -444,6 +451,7 @@ def test_of_two_notes_written_within_one_second_the_later_holds(real: Engram) ->
         assert current_holders(real.store, [old.id, new.id])[old.id].id == new.id
 
 
+@example(["server::bind", "is", "dropped"])  # found by this test: "bind" was read
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
