@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from services.knowledge import conflict_weights, duplicate_weights, restatement_weights
 from services.knowledge.cues import READ_CHARS
 from services.knowledge.evidence import Shown, relayed_over, shown_by
+from services.knowledge.floor_subjects import floors_of_other_things
 from services.knowledge.owner_swap import swapped_values
 from services.knowledge.pair_features import PairText, same_frame_other_subject
 from services.types import MemoryType
@@ -147,6 +148,12 @@ def other_environments(a: PairText, b: PairText) -> bool:
     return bool(a.environments and b.environments and not a.environments & b.environments)
 
 
+def other_floors(a: PairText, b: PairText) -> bool:
+    """The two state floors of different things ("MarkupSafe>=2.0 is the minimum" /
+    "bumped requires-python to >=3.8"), neither naming the other's: both hold."""
+    return floors_of_other_things(a.floors, a.plain, b.floors, b.plain)
+
+
 def is_conflict(
     features: Mapping[str, float],
     pair: tuple[PairText, PairText] | None = None,
@@ -181,7 +188,10 @@ def is_conflict(
     if restated is not None and not claimed:
         claimed = restatement_claims(restated, scored, any_claim_wins)
     if pair is not None and (
-        same_frame_other_subject(*pair) or both_events(*pair) or other_environments(*pair)
+        same_frame_other_subject(*pair)
+        or both_events(*pair)
+        or other_environments(*pair)
+        or other_floors(*pair)
     ):
         return False, scored
     if says_nothing_new(features):

@@ -23,6 +23,7 @@ from services.knowledge.claim_polarity import Polarity, clashing_terms, read_pol
 from services.knowledge.cue_vocabulary import environments
 from services.knowledge.cues import READ_CHARS, READ_SENTENCES, Cues
 from services.knowledge.default_claims import DefaultClaim, defaults_clash, read_defaults
+from services.knowledge.floor_subjects import floor_subjects
 from services.knowledge.owner_swap import owners_differ, word_sequence
 from services.knowledge.quantities import (
     Quantity,
@@ -147,6 +148,7 @@ class PairText:
     quantities: tuple[Quantity, ...]  # the numbers it states, with what they count
     environments: frozenset[str] = frozenset()  # "staging", "production" (`environments`)
     sequence: tuple[str, ...] = ()  # a short note's words in order (`owner_swap`)
+    floors: frozenset[str] = frozenset()  # what it states a floor of (`floor_subjects`)
 
 
 def release(version: str) -> str:
@@ -187,6 +189,7 @@ def read_pair_text(memory: Memory) -> PairText:
         quantities=read_quantities(title, content),
         environments=environments(plain),
         sequence=word_sequence(content),
+        floors=floor_subjects(title, content),
     )
 
 
@@ -277,7 +280,8 @@ RETIRING = re.compile(
     r"\bno longer\b|\bnot any ?more\b|\banymore\b|\bis gone\b|\bare gone\b|\bwent away\b|"
     r"\bgone in\b|\bdropped\b|\bdrops\b|\bremoved\b|\bremoves\b|\bdeleted\b|\bretired\b|"
     r"\bmoved off\b|\bswitched (?:away )?from\b|\bdeprecat(?:ed|es|ing)\b|\bno more\b|"
-    r"\breplaced by\b|\bnot supported\b|\bunsupported\b|\breverted\b",
+    r"\breplaced by\b|\bnot supported\b|\bunsupported\b|\breverted\b|\beol\b|"
+    r"\bend[- ]of[- ]life\b",
     re.IGNORECASE,
 )
 _RETIRING_REACH = 20  # characters either side of a name: about three words
@@ -303,8 +307,8 @@ def retired_names(earlier: PairText, later: PairText) -> set[str]:
         for name in candidates | objects
         if len(name) >= 3
         and next(_occurrences(earlier_text, name), None) is not None
-        and (name in objects or _near_retiring(later.plain, name))
-        and not _near_retiring(earlier_text, name)
+        and (name in objects or near_retiring(later.plain, name))
+        and not near_retiring(earlier_text, name)
     }
 
 
@@ -362,7 +366,8 @@ def _occurrences(text: str, name: str) -> Iterator[int]:
 _VERSION_AFTER = re.compile(r"\s+v?\d+(?:\.\d+)*(?![\w-])")
 
 
-def _near_retiring(text: str, name: str) -> bool:
+def near_retiring(text: str, name: str) -> bool:
+    """Whether `name` stands whole in `text` (lower case) next to retiring wording."""
     for at in _occurrences(text, name):
         if _VERSION_AFTER.match(text, at + len(name)):
             continue

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from services.knowledge.pair_features import near_retiring
 from services.llm.base import LLM, LLMCancelled, LLMUnavailable, ask_json
 from services.memory import Memory
 from services.text.date_answers import (
@@ -48,6 +49,18 @@ _WORD = re.compile(r"[a-z0-9]+(?:[.#-][a-z0-9]+)*", re.IGNORECASE)
 # Function words plus the words every date question has ("when did … start?").
 _STOP = STOPWORDS | frozenset(
     "date day days long ago since take place happen happened start started".split()
+)
+# A question about something retired, and the words that say so.
+_RETIRING_QUESTION = re.compile(
+    r"\b(?:drop(?:ped)?|remov(?:e|ed)|deprecat(?:e|ed)|retir(?:e|ed)|stop(?:ped)? "
+    r"(?:using|supporting|running)|got rid of|get rid of|mov(?:e|ed) off|ditch(?:ed)?|"
+    r"end(?:ed)? support)\b",
+    re.IGNORECASE,
+)
+_RETIRING_WORDS = frozenset(
+    "drop dropped remove removed deprecate deprecated retire retired stop stopped using "
+    "supporting running got get rid move moved off ditch ditched end ended support we our "
+    "when did".split()
 )
 _FUTURE_QUESTION = re.compile(
     r"\b(is|are|will|does|do)\b.*\b(start|scheduled|switch|be)\b|\bwhen is\b", re.I
@@ -284,10 +297,22 @@ def _closest_undated(
     question: str, hits: Sequence[tuple[Memory, float]], times: dict[str, list[TimeRef]]
 ) -> tuple[Memory, float] | None:
     """Among the first ten hits without a resolved date, the one whose words match the
-    question best, with its overlap."""
+    question best, with its overlap. A question about retiring something ("when did we
+    drop Python 3.7?") is answered first by a note that says one of its words was
+    retired ("3.7 is EOL and no longer tested"), not by the note that set it ("the floor
+    is >=3.7"), which shares as many words."""
     undated = [(m, word_overlap(question, f"{m.title} {m.content}")) for m, _ in hits[:10]]
     undated = [(m, o) for m, o in undated if m.id not in times]
+    if _RETIRING_QUESTION.search(question):
+        terms = [w for w in dict.fromkeys(_words(question)) if w not in _RETIRING_WORDS]
+        retired = {m.id for m, _ in undated if _says_retired(m, terms)}
+        return max(undated, key=lambda pair: (pair[0].id in retired, pair[1]), default=None)
     return max(undated, key=lambda pair: pair[1], default=None)
+
+
+def _says_retired(memory: Memory, terms: Sequence[str]) -> bool:
+    text = f"{memory.title}\n{memory.content}".lower()
+    return any(near_retiring(text, term) for term in terms)
 
 
 def _dated_answer(

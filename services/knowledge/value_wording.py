@@ -30,9 +30,12 @@ def with_unit(attribute: str, value: str) -> str:
 
 
 def describe_conflict(conflict: Mapping[str, str]) -> str:
-    """'timeout: 5 s vs 30 s' for one conflicting attribute."""
+    """'timeout: 5 s vs 30 s' for one conflicting attribute ('markupsafe floor: 2.0 vs
+    2.1' for a dependency's floor, read as the attribute 'version markupsafe floor')."""
     attribute = conflict["attribute"]
     a, b = with_unit(attribute, conflict["a"]), with_unit(attribute, conflict["b"])
+    if attribute.startswith("version ") and attribute.endswith(" floor"):
+        attribute = attribute.removeprefix("version ")
     return f"{attribute}: {a} vs {b}"
 
 

@@ -24,7 +24,7 @@ _IN_WORDS = re.compile(
     rf"\b{_PACKAGE}\s+(?:floor|minimum)\s+"
     r"(?:is\s+(?:now\s+)?|(?:now\s+)?(?:bumped|raised|moved|set|goes|went)\s+"
     r"(?:up\s+)?(?:from\s+v?\d+(?:\.\d+)*\s+)?to\s+"
-    r"|now\s+|=\s*|:\s*)?"
+    r"|(?:from\s+v?\d+(?:\.\d+)*\s+)?to\s+|now\s+|=\s*|:\s*)?(?:>=\s*)?"
     rf"{_VERSION}",
     re.IGNORECASE,
 )

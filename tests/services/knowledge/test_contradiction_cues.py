@@ -210,6 +210,8 @@ def test_conflicts_are_described_with_their_units() -> None:
         "size limit: 2 MB vs 5 MB"
     )
     assert describe_conflict({"attribute": "retries", "a": "3", "b": "5"}) == "retries: 3 vs 5"
+    floor = {"attribute": "version markupsafe floor", "a": "2.0", "b": "2.1"}
+    assert describe_conflict(floor) == "markupsafe floor: 2.0 vs 2.1"
     assert describe_conflict({"attribute": "http client", "a": "urllib3", "b": "requests"}) == (
         "http client: urllib3 vs requests"
     )

@@ -133,3 +133,24 @@ def test_how_long_ago_a_vague_span_was_is_a_span_of_days() -> None:
     assert ref.granularity == "vague" and ref.resolved_end is not None
     near, far = (AS_OF - ref.resolved_end).days, (AS_OF - ref.resolved).days
     assert f"{near} to {far} days ago" in answer.answer, answer.answer
+
+
+def test_when_something_was_dropped_is_answered_by_the_note_that_drops_it() -> None:
+    """ "When did we drop Python 3.7?" was answered from the note that set 3.7 as the
+    floor, which shares as many of the question's words as the one retiring it."""
+    floor = make_memory(
+        'Python floor for jinja: pyproject.toml has requires-python = ">=3.7".',
+        id="floor",
+        created_at="2026-02-03T10:00:00+00:00",
+    )
+    dropped = make_memory(
+        "Bumped requires-python to >=3.8 in pyproject.toml. 3.7 is EOL and no longer tested.",
+        id="dropped",
+        created_at="2026-06-02T10:00:00+00:00",
+    )
+    search, load = setup(floor, dropped)
+    answer = recall("When did we drop Python 3.7?", search, load, AS_OF, None)
+    assert answer.sources == ["dropped"] and answer.recorded_on == "2026-06-02"
+    # a question that retires nothing still goes by the words
+    set_up = recall("When did we set the Python floor?", search, load, AS_OF, None)
+    assert set_up.sources == ["floor"]

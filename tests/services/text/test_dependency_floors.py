@@ -21,6 +21,12 @@ from services.text.dependency_floors import dependency_floors
         ("The minimum SQLAlchemy version is 1.4.23 now.", [("sqlalchemy", "1.4.23")]),
         ("Our CI images need tmux >= 3.3 and zellij>=0.44.", [("tmux", "3.3"), ("zellij", "0.44")]),
         ("kombu>=5.6 is required now", [("kombu", "5.6")]),
+        # the verb before the package: "raised the X floor to …"
+        (
+            "Raised the MarkupSafe floor to >=2.1 -- nothing older is tested.",
+            [("markupsafe", "2.1")],
+        ),
+        ("We moved the attrs floor from 21.3 to 22.2.", [("attrs", "22.2")]),
     ],
 )
 def test_a_floor_is_read(sentence: str, expected: list[tuple[str, str]]) -> None:
