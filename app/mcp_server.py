@@ -179,9 +179,20 @@ class ToolFailed(Exception):
     """An `engram` command failed; its message is what the assistant is told."""
 
 
+def _error_said(output: str) -> str:
+    """What a failed command says, without the usage lines click prints above a usage
+    error ("Usage: engram search …", "Try … for help."): the assistant needs the error."""
+    lines = output.strip().splitlines()
+    error = next((i for i, line in enumerate(lines) if line.startswith("Error: ")), None)
+    if error is None:
+        return output.strip()
+    said = "error: " + lines[error].removeprefix("Error: ")  # as Engram's own errors read
+    return "\n".join([said, *lines[error + 1 :]]).strip()
+
+
 def _answer_json(answer: Answer) -> Any:
     if answer.exit_code != 0:
-        message = answer.stderr.strip() or answer.stdout.strip()
+        message = _error_said(answer.stderr) or answer.stdout.strip()
         raise ToolFailed(message or f"engram exited with status {answer.exit_code}")
     try:
         return json.loads(answer.stdout)

@@ -121,6 +121,7 @@ _TEXT_FIELDS = (
     "superseded_by",
 )
 _TIME_FIELDS = ("created_at", "valid_from", "valid_to", "last_accessed")
+_EXTENDED_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?!\d)")
 _COUNT_FIELDS = ("retrieval_count", "citation_count", "ignore_count", "use_count")
 
 
@@ -248,8 +249,10 @@ def _read_times(data: dict[str, Any], values: dict[str, Any], problem: Complain)
         try:
             if not isinstance(raw, str):
                 raise ValueError
-            parse_time(raw)
-            values[name] = raw.strip()
+            parsed = parse_time(raw)
+            # ISO's basic and week forms ("20260304", "2026-W10-3") are written out in
+            # full: dates are shown and exported as their first ten characters
+            values[name] = raw.strip() if _EXTENDED_DATE.match(raw.strip()) else parsed.isoformat()
         except ValueError:
             problem(f"'{name}' is not an ISO-8601 time: {raw!r}")
 

@@ -119,6 +119,8 @@ def why_matched(result: Any) -> str:
     if breakdown.matched_identifiers:
         parts.append("names: " + ", ".join(breakdown.matched_identifiers[:3]))
     parts += [said for part, said in _PRIORS_SAID if getattr(breakdown, part) > 0]
+    if "replacement" in breakdown.sources:
+        parts.append("holds instead of " + ", ".join(result.replaces))
     return " · ".join(parts) or "related"
 
 

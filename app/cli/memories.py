@@ -51,7 +51,7 @@ def parse_date(value: str | None, option: str) -> datetime | None:
         if relative is None:
             raise click.BadParameter(
                 f"{value!r} is neither an ISO date (YYYY-MM-DD) nor a relative date such as "
-                "'yesterday', 'last week' or '3 days ago'",
+                "'yesterday', 'last week', '3 days ago' or 'september'",
                 param_hint=option,
             ) from None
         return relative
@@ -61,6 +61,7 @@ def parse_date(value: str | None, option: str) -> datetime | None:
 def relative_day(value: str, today: date | None = None) -> datetime | None:
     """Local midnight at the start of what `value`, a relative date and nothing else,
     names; None when it is not one."""
+    from services.text.date_ranges import month_named
     from services.text.dates import find_times
 
     now = datetime.now().astimezone()
@@ -70,7 +71,8 @@ def relative_day(value: str, today: date | None = None) -> datetime | None:
         found = find_times(text, today or now.date())
         if len(found) == 1 and found[0].start == 0 and found[0].end == len(text):
             return datetime.combine(found[0].resolved, time(), tzinfo=now.tzinfo)
-    return None
+    month = month_named(written, today or now.date())  # "september", "in May 2025"
+    return None if month is None else datetime.combine(month, time(), tzinfo=now.tzinfo)
 
 
 FILTER_PARAMETERS = (

@@ -226,10 +226,13 @@ def search(
         why = f"dense {b.dense:.2f} · bm25 {b.lexical:.2f} · ident {b.identifier:.2f}"
         if b.matched_identifiers:
             why += " (" + shown(", ".join(b.matched_identifiers)) + ")"
+        score = f"score {result.score:.3f}"
+        if "replacement" in b.sources:  # the search did not find it: no score of its own
+            why, score = "not matched by the search", "brought in"
         out.print(f"{rank:>2}. [bold]{shown(memory.title)}[/bold]  [dim]{memory.id}[/dim]")
         meta = (
             f"    {memory.type.value} · {shown(memory.project or '-')} · "
-            f"{memory.created_at[:10]} · score {result.score:.3f}"
+            f"{memory.created_at[:10]} · {score}"
         )
         # Wrapped by the terminal, "ident" and its value would land on two lines.
         if len(meta) + len(why) + 3 <= out.width:

@@ -20,6 +20,7 @@ from services.knowledge.conflict_records import (
 )
 from services.knowledge.conflict_scorer import THRESHOLD as SCORER_THRESHOLD
 from services.memory import Memory, now_iso, written_at
+from services.search.results import ScoreBreakdown
 from services.search.retrieval import SearchResponse, SearchResult
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore
@@ -205,6 +206,10 @@ def _later_co_holders(
     return newer
 
 
+# The breakdown of a replacement the search did not find itself: no retriever scored it.
+BROUGHT_IN = ScoreBreakdown(0.0, 0.0, 0.0, sources=("replacement",))
+
+
 def current_first(
     store: MemoryStore, response: SearchResponse, limit: int, flt: MemoryFilter | None = None
 ) -> SearchResponse:
@@ -267,7 +272,8 @@ def current_first(
             )
         ):
             present = next((r for r in results if r.memory.id == holder), None)
-            winner = present or SearchResult(holders[holder], result.score, result.breakdown)
+            # brought in: ranked by the result it replaces, scored by none of the search
+            winner = present or SearchResult(holders[holder], result.score, BROUGHT_IN)
             ordered.append(winner)
             placed.add(holder)
         if holder is not None:

@@ -8,6 +8,7 @@ the project is small enough to read on every add."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ from services.knowledge.supersession import embedded_text, unit_vector
 from services.memory import Memory, now_iso, written_at
 from services.storage import contradictions as table
 from services.storage.memories import MemoryStore, current_by_project
+from services.storage.query_terms import stem
 from services.vectors.embeddings.base import Embedder
 from services.vectors.index import VectorIndex
 
@@ -283,6 +285,11 @@ def why(earlier: PairText, later: PairText, cues: Cues) -> str:
     return "; ".join(reasons)
 
 
+def _as_written(term: str, text: str) -> str:
+    """A stemmed term ("undefin") as a word of `text` writes it ("undefined")."""
+    return next((w for w in re.findall(r"[a-z][\w-]*", text) if stem(w) == term), term)
+
+
 def _guess_read(earlier: PairText, later: PairText) -> str:
     """What a flag of the fitted scorer alone rests on, as far as the words show it: a
     term one note negates and the other affirms, other numbers, or one title."""
@@ -291,7 +298,8 @@ def _guess_read(earlier: PairText, later: PairText) -> str:
         read_polarity(later.memory.title, later.memory.content),
     )
     if negated:
-        terms = ", ".join(sorted(negated)[:2])
+        said = f"{earlier.plain} {later.plain}"
+        terms = ", ".join(_as_written(term, said) for term in sorted(negated)[:2])
         return f"one says not what the other says of {terms} (a guess: check both)"
     numbers = sorted(earlier.numbers - later.numbers), sorted(later.numbers - earlier.numbers)
     if numbers[0] and numbers[1]:

@@ -22,7 +22,8 @@ from services.storage.fulltext import fts_terms
 from services.storage.memories import MemoryStore
 from services.text.change_wording import asks_what_holds_now, says_change
 from services.text.date_answers import is_temporal_question
-from services.text.dates import asked_range, local_date
+from services.text.date_ranges import asked_range
+from services.text.dates import local_date
 from services.text.speakers import names_in, said_by_named
 from services.types import MemoryType
 

@@ -10,6 +10,7 @@ the `memory` table.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -44,6 +45,14 @@ def _one_edit(a: str, b: str) -> bool:
     return longer[start + 1 :] == shorter[start:]
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def _unpadded(memory_id: str) -> str:
+    """The id with each number's leading zeros dropped."""
+    return _DIGITS.sub(lambda match: str(int(match.group())), memory_id)
+
+
 class MemoryQueries(SqliteStore):
     """Filtered reads of the memories."""
 
@@ -65,6 +74,8 @@ class MemoryQueries(SqliteStore):
         # One slip of a key in a short id ("scr-2l" for "scr-21", "SCR-12") is under
         # difflib's bar, so the one id a single edit away counts first.
         near = [i for i in ids if i.lower() == wanted]  # only the case differs
+        # "jinja-n3" for "jinja-n03": one number, padded; closer than "jinja-n39"
+        near = near or [i for i in ids if _unpadded(i.lower()) == _unpadded(wanted)]
         near = near or [i for i in ids if _one_edit(wanted, i.lower())]
         if len(near) != 1:  # none, or several one slip away: the closest by difflib
             near = difflib.get_close_matches(memory_id, ids, n=1, cutoff=0.85)

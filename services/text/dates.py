@@ -96,11 +96,11 @@ _AGO = rf"(?P<n>\d{{1,4}}|{_NUMBER_WORDS})\s+(?P<unit>day|week|month|year)s?\s+a
 _IN = rf"in\s+(?P<n_in>\d{{1,4}}|{_NUMBER_WORDS})\s+(?P<unit_in>day|week|month|year)s?"
 _WD = r"(?P<wd>" + "|".join(WEEKDAYS) + r")"
 
-_MONTHS = (
+MONTHS = (
     "january", "february", "march", "april", "may", "june", "july", "august",
     "september", "october", "november", "december",
 )  # fmt: skip
-_MONTH = r"(?P<mon>" + "|".join(f"{m[:3]}(?:{m[3:]})?" for m in _MONTHS) + r")\.?"
+_MONTH = r"(?P<mon>" + "|".join(f"{m[:3]}(?:{m[3:]})?" for m in MONTHS) + r")\.?"
 _MONTH2 = _MONTH.replace("?P<mon>", "?P<mon2>")
 _ORDINAL = r"(?:st|nd|rd|th)?"
 
@@ -238,13 +238,13 @@ def _month_start(day: date, months: int) -> date:
     return date(index // 12, index % 12 + 1, 1)
 
 
-def _month_end(first: date) -> date:
+def month_end(first: date) -> date:
     return first.replace(day=calendar.monthrange(first.year, first.month)[1])
 
 
 def _add_months(day: date, months: int) -> date:
     first = _month_start(day, months)
-    return first.replace(day=min(day.day, _month_end(first).day))
+    return first.replace(day=min(day.day, month_end(first).day))
 
 
 @functools.lru_cache(maxsize=4)
@@ -293,7 +293,7 @@ def _resolve(match: re.Match[str], d: date, text: str) -> TimeRef | None:
         month = match.group("mon") or match.group("mon2")
         number = int(match.group("mday") or match.group("mday2"))
         future = bool(_FUTURE.search(_sentence(text, start)))
-        return _month_day(_month_number(month), number, d, future, day)
+        return _month_day(month_number(month), number, d, future, day)
     if kind in ("yesterday", "last night"):
         return day(_dateparser_day("yesterday", d) or d - timedelta(days=1))
     if kind == "the day before yesterday":
@@ -351,7 +351,7 @@ def _resolve(match: re.Match[str], d: date, text: str) -> TimeRef | None:
         return span(first, max(first, d - timedelta(days=1)), "month")
     if kind.endswith(" month"):
         first = _month_start(d, {"last": -1, "this": 0, "next": 1}[kind.split()[0]])
-        return span(first, _month_end(first), "month")
+        return span(first, month_end(first), "month")
     if kind.endswith(" year"):
         year = d.year + {"last": -1, "this": 0, "next": 1}[kind.split()[0]]
         return span(date(year, 1, 1), date(year, 12, 31), "year")
@@ -377,9 +377,9 @@ _VAGUE_SPANS = {
 }
 
 
-def _month_number(word: str) -> int:
+def month_number(word: str) -> int:
     prefix = word.lower().rstrip(".")[:3]
-    return next(i for i, name in enumerate(_MONTHS, start=1) if name.startswith(prefix))
+    return next(i for i, name in enumerate(MONTHS, start=1) if name.startswith(prefix))
 
 
 def _day_of_month(number: int, d: date, day: Callable[[date], TimeRef]) -> TimeRef | None:
@@ -387,7 +387,7 @@ def _day_of_month(number: int, d: date, day: Callable[[date], TimeRef]) -> TimeR
     first = d.replace(day=1)
     for back in range(0, 13):
         month = _month_start(first, -back)
-        if number <= _month_end(month).day:
+        if number <= month_end(month).day:
             candidate = month.replace(day=number)
             if candidate <= d:
                 return day(candidate)
@@ -442,42 +442,3 @@ def _dateparser_day(phrase: str, base: date) -> date | None:
     except (ValueError, OverflowError):
         return None
     return parsed.date() if isinstance(parsed, datetime) else None
-
-
-# --- showing and asking ---------------------------------------------------------------
-
-
-_MONTH_NAME = r"(?P<m>" + "|".join(f"{m[:3]}(?:{m[3:]})?" for m in _MONTHS) + r")\.?"
-_YEAR = r"(?P<y>(?:19|20)\d\d)(?!\d)"
-_DAY = r"(?P<d>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"
-_DATED = (  # a day or a month with its year, as people write it
-    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH_NAME},?\s+{_YEAR}", re.IGNORECASE),
-    re.compile(rf"\b{_MONTH_NAME}\s+{_DAY},?\s+{_YEAR}", re.IGNORECASE),
-    re.compile(r"\b(?P<y>(?:19|20)\d\d)-(?P<mo>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])\b"),
-    re.compile(rf"\b{_MONTH_NAME}\s+{_YEAR}", re.IGNORECASE),
-)
-
-
-def asked_range(question: str, today: date) -> tuple[date, date] | None:
-    """The days a question asks about, first and last: a date with its year ("on 9
-    November, 2022", "2022-11-09"), a month with its year ("in April 2022"), else the
-    first phrase `find_times` reads, resolved against `today` ("last week", "on March
-    3"). None when it names no time."""
-    for pattern in _DATED:
-        match = pattern.search(question)
-        if match is None:
-            continue
-        try:
-            year = int(match.group("y"))
-            groups = match.groupdict()
-            month = int(groups["mo"]) if groups.get("mo") else _month_number(groups["m"])
-            if groups.get("d"):
-                day = date(year, month, int(groups["d"]))
-                return day, day
-            first = date(year, month, 1)
-            return first, _month_end(first)
-        except ValueError:  # 31 February: no such day
-            continue
-    for ref in find_times(question, today):
-        return ref.resolved, ref.resolved_end or ref.resolved
-    return None

@@ -219,3 +219,12 @@ def test_an_id_one_slip_away_is_suggested(engram_cli: EngramCli) -> None:
         result = engram_cli("show", typed)
         assert result.exit_code == 2
         assert f"no memory with id {typed!r} (did you mean {meant!r}?)" in result.stderr
+
+
+def test_an_id_written_without_its_zero_padding_is_suggested(engram_cli: EngramCli) -> None:
+    """`show jinja-n3` suggested jinja-n39 (one digit more) over jinja-n03."""
+    for memory_id in ("jinja-n03", "jinja-n30", "jinja-n39", "jinja-n41"):
+        engram_cli.add(f"note {memory_id}", "--project", "jinja", "--id", memory_id)
+    for typed, meant in (("jinja-n3", "jinja-n03"), ("jinja-n041", "jinja-n41")):
+        result = engram_cli("show", typed)
+        assert f"(did you mean {meant!r}?)" in result.stderr, result.stderr

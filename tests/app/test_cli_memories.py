@@ -184,6 +184,11 @@ def test_dates_take_relative_forms_people_write(corpus_cli: EngramCli) -> None:
         ("on March 3", date(2026, 3, 3)),
         ("March 3", date(2026, 3, 3)),  # refused before: only "on March 3" was read
         ("the 3rd", date(2026, 11, 3)),
+        # a month alone (refused before): the latest one begun by today
+        ("september", date(2026, 9, 1)),
+        ("March", date(2026, 3, 1)),
+        ("in Dec", date(2025, 12, 1)),
+        ("May 2025", date(2025, 5, 1)),
     ],
 )
 def test_a_relative_date_stands_for_the_start_of_what_it_names(written: str, day: date) -> None:
@@ -193,7 +198,7 @@ def test_a_relative_date_stands_for_the_start_of_what_it_names(written: str, day
 
 
 @pytest.mark.parametrize(
-    "written", ["", "2026", "last week or so", "deploy", "yesterday, 3pm", "March", "on"]
+    "written", ["", "2026", "last week or so", "deploy", "yesterday, 3pm", "Marchy", "on", "may be"]
 )
 def test_text_that_is_not_only_a_relative_date_is_none(written: str) -> None:
     assert relative_day(written, today=date(2026, 11, 27)) is None

@@ -268,6 +268,12 @@ def test_a_failed_command_is_a_tool_error_with_its_message(
         nul = call(server, name, arguments)
         assert nul.is_error and nul.content[0].text == "error: an argument contains a NUL character"
 
+    # a usage error is told without click's usage lines (a new user's assistant was
+    # handed "Usage: engram search [OPTIONS] [QUERY] …" for an empty query)
+    empty = call(server, "search", {"query": "  "})
+    assert empty.is_error and empty.content[0].text.startswith("error: the QUERY is empty")
+    assert "Usage:" not in empty.content[0].text and "--help" not in empty.content[0].text
+
     # and the server still answers afterwards
     assert ok(server, "search", {"query": "anything"})["results"] == []
 

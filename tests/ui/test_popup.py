@@ -240,6 +240,11 @@ def test_why_a_result_matched_names_each_part_of_its_score() -> None:
     # Named in the query or implied by its words: "project named" was shown for both.
     implied = SearchResult(memory, 0.2, ScoreBreakdown(0.0, 0.0, 0.0, named_project=1.0))
     assert why_matched(implied) == "the query's project"
+    # A replacement the search did not match itself, brought in above the note it replaces.
+    from services.knowledge.supersession import BROUGHT_IN
+
+    brought = SearchResult(memory, 0.5, BROUGHT_IN, replaces=("old-1",))
+    assert why_matched(brought) == "holds instead of old-1"
     assert why_matched(SearchResult(memory, 0.0, ScoreBreakdown(0.0, 0.0, 0.0))) == "related"
 
 

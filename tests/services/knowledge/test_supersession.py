@@ -257,6 +257,10 @@ def test_a_guessed_replacement_is_not_pulled_in_for_code_it_does_not_name(
     assert ranked == ([new.id] if pulled_in else [old.id])  # the first `limit` of them
     if not pulled_in:
         assert response.results[0].outdated_by == new.id
+    else:  # brought in: it shows no score of the search's, not the old note's (it had)
+        brought = response.results[0].breakdown
+        assert brought.sources == ("replacement",) and brought.matched_identifiers == ()
+        assert brought.dense == brought.lexical == brought.identifier == 0.0
     both = engram.service.search("refunds", MemoryFilter(project="ledgerly"), limit=2)
     assert [r.memory.id for r in both.results] == [new.id, old.id]  # found: current first
     # A question naming no code: the guess is brought in (on notes people write, the

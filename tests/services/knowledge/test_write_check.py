@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from services.knowledge.conflict_records import reading_of
 from services.knowledge.cues import Cues, compare
 from services.knowledge.pair_features import PairText, read_pair_text
@@ -67,3 +70,15 @@ def test_a_guess_of_the_scorer_says_what_it_rests_on() -> None:
     assert why(*lines, Cues(0.0)).startswith("other numbers: 4094 vs 100")
     titled = texts("Workers recycle themselves.", "Workers are recycled by the arbiter.")
     assert why(*titled, Cues(0.0)).startswith("the same title")
+
+
+@given(st.sampled_from(["undefined", "escaping", "autoescape", "retries", "enabled"]), st.text())
+def test_a_term_in_a_reason_is_a_word_the_notes_write(word: str, around: str) -> None:
+    """A new user read "one says not what the other says of test, undefin": the reason
+    showed the stems it compares."""
+    from services.knowledge.write_check import _as_written
+    from services.storage.query_terms import stem
+
+    text = f"{around.lower()} {word} {around.lower()}"
+    written = _as_written(stem(word), text)
+    assert stem(written) == stem(word) and written in text

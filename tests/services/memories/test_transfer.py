@@ -457,3 +457,25 @@ def test_notes_in_markdown_are_pointed_to_ingest() -> None:
     with pytest.raises(ValidationFailed) as mixed:
         parse_import(broken_jsonl, "notes.jsonl")
     assert "engram ingest" not in str(mixed.value)  # a JSONL file with a broken line
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.datetimes(
+        min_value=datetime(1971, 1, 1), max_value=datetime(2999, 12, 31), timezones=st.just(UTC)
+    ),
+    st.sampled_from(["%Y%m%d", "%Y%m%dT%H%M%S", "%Y%m%dT%H%M%S%z", "%G-W%V-%u"]),
+)
+def test_a_time_in_iso_basic_or_week_form_is_stored_written_out(
+    moment: datetime, form: str
+) -> None:
+    """`created_at: "20260304"` was accepted and then shown and exported as "20260304"
+    (dates are shown as a time's first ten characters)."""
+    written = moment.strftime(form)
+    memory, problems = memory_from_dict({"content": "x", "created_at": written}, "in.jsonl")
+    assert memory is not None and not problems
+    stored = memory.created_at
+    assert stored[4] == "-" and stored[7] == "-"
+    expected = datetime.fromisoformat(written)
+    expected = expected if expected.tzinfo else expected.replace(tzinfo=UTC)
+    assert datetime.fromisoformat(stored) == expected

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.text.date_answers import is_temporal_question, question_kind, with_dates
+from services.text.date_ranges import asked_range
 from services.text.dates import (
     WEEKDAYS,
     TimeRef,
-    asked_range,
     find_times,
     local_date,
     phrase_kind,
