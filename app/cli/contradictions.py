@@ -38,7 +38,7 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
         if record.resolved
         else "unresolved"
     )
-    from services.knowledge.conflict_records import what_differs
+    from services.knowledge.conflict_records import reason_of
 
     if record.resolved:  # what the answer says, not what was guessed before it
         winner = {"a_wins": record.a, "b_wins": record.b}.get(record.resolution or "")
@@ -46,7 +46,7 @@ def _line(record: Any, memories: dict[str, Any]) -> str:
     else:
         holds = f", {record.holder} holds" if record.holder else ""
     evidence = record.evidence
-    differs = what_differs(evidence.get("cues", {})) or evidence.get("reason")
+    differs = reason_of(evidence)
     if not differs and evidence.get("scorer") is not None:
         differs = f"the fitted scorer's guess ({float(evidence['scorer']):.2f}): check both"
     about = f" — {differs}" if differs else ""

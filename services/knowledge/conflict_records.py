@@ -287,6 +287,17 @@ def what_differs(cues: dict[str, Any]) -> str | None:
     return describe_conflict(conflicts[0]) if conflicts else None
 
 
+def reason_of(evidence: dict[str, Any]) -> str | None:
+    """What a recorded pair's evidence says differs: the cues' reading (`what_differs`),
+    the reason written when it was flagged, or the names the later note retires ("the
+    later note retires tox")."""
+    differs = what_differs(evidence.get("cues", {})) or evidence.get("reason")
+    retired = evidence.get("retired")
+    if not differs and isinstance(retired, list) and retired:
+        differs = "the later note retires " + ", ".join(str(name) for name in retired[:3])
+    return str(differs) if differs else None
+
+
 def finding_for(record: Contradiction, memories: dict[str, Memory]) -> Finding:
     a, b = memories[record.a], memories[record.b]
     evidence = record.evidence
@@ -295,7 +306,7 @@ def finding_for(record: Contradiction, memories: dict[str, Memory]) -> Finding:
     if by_cues and record.holder in (record.a, record.b):
         recommended = "a_wins" if record.holder == record.a else "b_wins"
     what = "replaces" if record.kind == "supersedes" else "contradicts"
-    differs = what_differs(evidence.get("cues", {}))
+    differs = reason_of(evidence)
     about = f" ({differs})" if differs else ""
     return Finding(
         op="contradictions",

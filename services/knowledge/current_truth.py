@@ -64,6 +64,7 @@ RETIRED_AT = 0.6
 RETIRED_WITH_FILE_AT = 0.3
 _NAME = re.compile(r"[A-Za-z_][\w.:/-]*[A-Za-z0-9_]")
 _QUALIFIER = re.compile(r"::|[./]")
+MIN_PROGRAM = 3  # `tox -e py311` is about tox; `a -b` about nothing
 MIN_LAST_SEGMENT = 4  # `axum_extra::extract::Host` is about `Host`; `a.b.io` is about nothing
 _NAME_LIKE = re.compile(r"[A-Z_0-9]")
 CLASH = (  # pair features that say the later note contradicts a statement of the earlier
@@ -234,7 +235,29 @@ def same_subject(earlier: Memory, later: Memory, by_file: bool = True) -> bool:
     first, second = _code_names(earlier), _code_names(later)
     if not first or not second or first & second:
         return True
-    return _named_in(earlier, later) or _named_in(later, earlier)
+    return (
+        _named_in(earlier, later)
+        or _named_in(later, earlier)
+        or _program_named_in(earlier, later)
+        or _program_named_in(later, earlier)
+    )
+
+
+def _program_named_in(named: Memory, memory: Memory) -> bool:
+    """Whether `memory`'s text names the program of a command `named` writes as code:
+    "`tox -e py311,style`" and "tox is no longer needed locally" are about one tool."""
+    text = f"{memory.title}\n{memory.content}"
+    for span in words.code_spans(f"{named.title}\n{named.content}", 2, 80):
+        program, _, arguments = span.strip().partition(" ")
+        if (
+            arguments
+            and len(program) >= MIN_PROGRAM
+            and program.isalpha()
+            and program.lower() not in words.STOPWORDS
+            and mentions(text, program)
+        ):
+            return True
+    return False
 
 
 def _named_in(named: Memory, memory: Memory) -> bool:

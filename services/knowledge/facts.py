@@ -122,7 +122,7 @@ def extract_by_rules(memory: Memory) -> Fact | None:
             value = setting.group("value").strip().strip("`").strip()
             if len(value) > 1 and value[0] == value[-1] and value[0] in "\"'":
                 value = value[1:-1]
-        if not key or key.split(".")[0] in _NOT_KEYS or not value or len(value.split()) > 20:
+        if not key or key.split(".")[0] in _NOT_KEYS or not value or _not_a_value(match):
             continue
         scope = (match.group("scope") or "").strip() or in_file
         scope = scope or _default_scope(memory, key, value)
@@ -145,6 +145,25 @@ def extract_by_rules(memory: Memory) -> Fact | None:
         scope = scope or _default_scope(memory, key, statement.value)
         return Fact(memory.id, key, value, scope, RULE_CONFIDENCE["statement"], "rule")
     return None
+
+
+# "Label: text" lines that hold no value: an error and its message ("TypeError: …",
+# "FAILED: …"), a path into code ("axum::Server"), or a sentence ("Dev: the local preview
+# server builds the Environment with …"); a value is a few words at most.
+_ERROR_KEY = re.compile(r"(?:error|exception|warning|failed|usage)$", re.IGNORECASE)
+MAX_VALUE_WORDS = 6  # besides a comment in parentheses: "1.78 (workspace `rust-version`)"
+_PARENTHESES = re.compile(r"\([^()]*\)")
+_CALL = re.compile(r"[\w.]+\(")  # `client = httpx.Client(verify=ctx)`: code, not a setting
+
+
+def _not_a_value(match: re.Match[str]) -> bool:
+    key, value = match.group("key"), match.group("value").strip()
+    return (
+        bool(_ERROR_KEY.search(key))
+        or value.startswith(":")
+        or bool(_CALL.match(value))
+        or len(_PARENTHESES.sub(" ", value).split()) > MAX_VALUE_WORDS
+    )
 
 
 def _as_written(memory: Memory, name: str) -> str:

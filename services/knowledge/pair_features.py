@@ -363,6 +363,7 @@ def _occurrences(text: str, name: str) -> Iterator[int]:
 
 
 # A name followed by its version ("dropped Python 3.10") retires that version, not the name.
+_CLAUSE_BREAK = re.compile(r"[;!?\n]|\.(?:\s|$)")
 _VERSION_AFTER = re.compile(r"\s+v?\d+(?:\.\d+)*(?![\w-])")
 
 
@@ -371,8 +372,15 @@ def near_retiring(text: str, name: str) -> bool:
     for at in _occurrences(text, name):
         if _VERSION_AFTER.match(text, at + len(name)):
             continue
-        start = max(0, at - _RETIRING_REACH)
-        if RETIRING.search(text[start : at + len(name) + _RETIRING_REACH]):
+        end = at + len(name)
+        before = text[max(0, at - _RETIRING_REACH) : at]
+        after = text[end : end + _RETIRING_REACH]
+        # within the name's clause: "anymore; publish.yaml uploads" retires nothing of it
+        breaks = list(_CLAUSE_BREAK.finditer(before))
+        before = before[breaks[-1].end() :] if breaks else before
+        cut = _CLAUSE_BREAK.search(after)
+        after = after[: cut.start()] if cut else after
+        if RETIRING.search(before + text[at:end] + after):
             return True
     return False
 

@@ -257,6 +257,11 @@ def test_a_later_note_that_retires_what_the_earlier_relies_on(
             "Pick the theme with `--theme-dark`; the Visual Studio Dark+ theme is ours.",
             "Visual Studio Dark+ theme is gone from bat master (#3552).",
         ),
+        # retiring wording in another clause: "anymore; publish.yaml uploads"
+        (
+            "Release: publish.yaml builds and uploads on tag push.",
+            "Nobody runs twine upload locally anymore; publish.yaml uploads on tags.",
+        ),
         # "dropped Python 3.10" retires a version of Python, not Python itself
         (
             "Release: bump VERSION, `git tag 2.12.0`, then `python -m build` and upload.",
@@ -488,3 +493,29 @@ def test_what_a_note_retires_is_a_word_it_writes(words: list[str]) -> None:
     text = " ".join(words)
     for name in _retired_objects(text):
         assert name in text.split()  # whole: never "server" of "server::bind"
+
+
+def test_a_command_and_a_note_naming_its_program_are_about_one_subject() -> None:
+    """ "`tox -e py311,style` runs the tests" and, months later, "tox is no longer needed
+    locally" share no code name; the later note's retirement of tox was never read."""
+    from services.knowledge.current_truth import same_subject
+    from tests.services.builders import make_memory
+
+    tox = make_memory("Local test run: `tox -e py311,style` runs the tests and style checks.")
+    uv = make_memory("Switched to uv: `uv sync` then `uv run pytest`. tox is no longer needed.")
+    other = make_memory("Docs build: `sphinx-build -W docs out` on every push.")
+    assert same_subject(tox, uv) and same_subject(uv, tox)
+    assert not same_subject(other, uv)
+
+
+def test_a_replacement_read_from_a_retirement_says_so_where_it_is_listed() -> None:
+    """`contradictions list` and the review called a pair the later note's "tox is no
+    longer needed" had linked "the fitted scorer's guess (0.60)"."""
+    from services.knowledge.conflict_records import reason_of
+
+    assert reason_of({"retired": ["tox"], "cues": {}, "scorer": 0.6}) == (
+        "the later note retires tox"
+    )
+    moved = {"cues": {"conflicts": [{"attribute": "timeout", "a": "5", "b": "30"}]}}
+    assert reason_of({**moved, "retired": ["tox"]}) == "timeout: 5 s vs 30 s"
+    assert reason_of({"scorer": 0.93}) is None

@@ -69,6 +69,43 @@ def test_prose_labels_are_not_keys() -> None:
         assert extract_by_rules(make_memory(text, type="fact")) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a new user's review proposed "dev = the local preview server builds …"
+        "Dev: the local preview server builds the Environment with auto_reload=True so "
+        "template edits show without restarting.",
+        "dependabot.yml: github-actions ecosystem, schedule interval weekly, grouped into one PR.",
+        "TypeError: program.option is not a function",  # an error and its message
+        "FAILED: Database is not on all head revisions",
+        "axum::Server doesn't exist anymore (went away with hyper 1.0 in 0.7):",
+        "client = httpx.Client(verify=ctx)",  # code, not a setting
+    ],
+)
+def test_a_label_line_holding_no_value_is_no_fact(text: str) -> None:
+    label = text.split(":")[0].split("=")[0].strip()
+    fact = extract_by_rules(make_memory(text, type="convention"))
+    assert fact is None or fact.key != normal_key(label), fact
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("pool_size = 10", "pool_size", "10"),
+        ("recursive_version_locations = true", "recursive_version_locations", "true"),
+        ("`server.port`: 5173 in the dev config", "server.port", "5173 in the dev config"),
+        (
+            "MSRV: 1.78 (workspace `rust-version` and the env in CI.yml)",
+            "msrv",
+            "1.78 (workspace `rust-version` and the env in CI.yml)",
+        ),
+    ],
+)
+def test_a_short_value_is_still_a_fact(text: str, key: str, value: str) -> None:
+    fact = extract_by_rules(make_memory(text, type="convention"))
+    assert fact is not None and (fact.key, fact.value) == (key, value)
+
+
 def test_a_recognised_statement_becomes_a_fact_with_its_unit() -> None:
     memory = make_memory("`refreshPartialAuth` gives up waiting after 20 seconds.", type="fact")
     fact = extract_by_rules(memory)
