@@ -109,8 +109,33 @@ def _moot(record: Any, memories: dict[str, Any]) -> bool:
     return bool(superseded) and (superseded == {record.a, record.b} or bool(loser & superseded))
 
 
+def _contradiction_number(store: Any, given: str) -> int:
+    """The number `contradictions list` shows ("3", "#3"), or the contradiction a review
+    finding (`rem report`: "f-…") is about."""
+    from services.storage.findings import FindingStore
+
+    written = given.strip().removeprefix("#")
+    if written.isdigit():
+        return int(written)
+    if written.startswith("f-"):
+        finding = FindingStore(store).get(written)
+        number = finding.detail.get("contradiction")
+        if finding.op != "contradictions" or not isinstance(number, int):
+            raise click.BadParameter(
+                f"finding {written} is a {finding.op} finding, not a contradiction: answer "
+                "it with `engram rem review`",
+                param_hint="CONTRADICTION_ID",
+            )
+        return number
+    raise click.BadParameter(
+        f"{given!r}: give the number `engram contradictions list` shows (3 or #3) or a "
+        "review finding's id (f-…, `engram rem report`)",
+        param_hint="CONTRADICTION_ID",
+    )
+
+
 @contradictions.command(name="resolve")
-@click.argument("contradiction_id", type=int)
+@click.argument("contradiction_id")
 @click.option(
     "--resolution",
     "-r",
@@ -126,18 +151,20 @@ def _moot(record: Any, memories: dict[str, Any]) -> bool:
 @handle_errors
 def resolve_(
     state: CliState,
-    contradiction_id: int,
+    contradiction_id: str,
     resolution: str,
     note: str | None,
     into: str | None,
     as_json: bool,
 ) -> None:
-    """Resolve contradiction ID (see `engram contradictions list`)."""
+    """Resolve contradiction ID: its number in `engram contradictions list` (3 or #3),
+    or its finding in `engram rem report` (f-…)."""
     from services.knowledge.contradictions import get, resolve
 
     store = state.engram(catch_up=False).store
-    changed = resolve(store, contradiction_id, resolution, note, into)
-    record = get(store, contradiction_id)
+    number = _contradiction_number(store, contradiction_id)
+    changed = resolve(store, number, resolution, note, into)
+    record = get(store, number)
     if as_json:
         emit_json({"contradiction": record.to_dict(), "changed": changed})
         return

@@ -9,7 +9,8 @@ duplicate: it is a change or a mistake, and a merge would lose one of the values
 A quantity is a number with what it counts: the word after it ("30 redirects"), the name
 it is assigned to (`DEFAULT_REDIRECT_LIMIT = 30` counts redirect, limit), the words
 before a version in its clause ("Go 1.23", "the Python floor is 3.9"), what is repeated
-("retries a failed connection 3 times"), or its unit for sizes and durations.
+("retries a failed connection 3 times"), or its unit for sizes and durations; how often
+something happens ("monthly", "once a week") is a frequency, in days.
 Bounds are read as ranges ("Go < 1.24", "1.24+", "at least 3", "≥ 15", "engines: >=20"),
 so "Go < 1.24" and "Go 1.23" agree, while two floors of one thing (">=18" / ">=20") are
 two different minimums. Two notes clash on a quantity when they count one thing (a word in
@@ -82,6 +83,23 @@ _CLAUSE = re.compile(r"[.;:!?(){}\[\]—–]|\s-\s|\n")
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # Words after a number that say nothing of what it counts.
 _NOT_COUNTED = STOPWORDS | {"percent", "times", "time", "more", "less", "later", "newer"}
+
+
+# How often something happens ("schedule interval: monthly", "once a week", "every
+# night"), in days: two notes saying one job runs at other intervals disagree.
+_FREQUENCY = re.compile(
+    r"\b(?:(?P<adverb>hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|"
+    r"yearly|annually)|(?:once|(?P<twice>twice)) (?:a|an|per|every) "
+    r"(?P<per>hour|day|night|week|fortnight|month|quarter|year)|"
+    r"every (?P<every>hour|day|night|week|fortnight|month|quarter|year))\b",
+    re.IGNORECASE,
+)
+_PERIOD_DAYS = {
+    "hour": 1 / 24, "hourly": 1 / 24, "day": 1, "daily": 1, "night": 1, "nightly": 1,
+    "week": 7, "weekly": 7, "biweekly": 14, "fortnight": 14, "fortnightly": 14,
+    "month": 30, "monthly": 30, "quarter": 91, "quarterly": 91, "year": 365,
+    "yearly": 365, "annually": 365,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -164,6 +182,10 @@ def read_quantities(title: str, content: str) -> tuple[Quantity, ...]:
             match.group("plus"),
         )
         found.append(Quantity(frozenset(named), low, high, match.group("value"), version=True))
+    for match in _FREQUENCY.finditer(text):
+        period = (match.group("adverb") or match.group("per") or match.group("every")).lower()
+        days = _PERIOD_DAYS[period] / (2 if match.group("twice") else 1)
+        found.append(Quantity(frozenset({"frequency"}), days, days, match.group(0).lower()))
     for match in _COUNTED.finditer(text):
         number = match.group("number")
         if number.count(".") > 1:

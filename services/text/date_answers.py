@@ -37,6 +37,18 @@ def with_dates(content: str, times: Iterable[TimeRef]) -> str:
     return "".join(out)
 
 
+def with_phrases_dated(text: str, times: Iterable[TimeRef]) -> str:
+    """`text` (a title or summary written from the content) with each phrase the
+    content's resolutions name followed by its date, where it stands in `text` as a
+    whole phrase and is not dated yet."""
+    for ref in times:
+        pattern = re.compile(rf"(?<!\w){re.escape(ref.phrase)}(?!\w)(?! \()", re.IGNORECASE)
+        found = pattern.search(text)
+        if found is not None:
+            text = f"{text[: found.end()]} ({describe(ref)}){text[found.end() :]}"
+    return text
+
+
 class _HoldsMemory(Protocol):
     @property
     def memory(self) -> Memory: ...
@@ -54,7 +66,17 @@ def with_memory_dates(
     for item in items:
         found = times.get(item.memory.id)
         if found:
-            memory = replace(item.memory, content=with_dates(item.memory.content, found))
+            memory = item.memory
+            # the title and the shorter forms repeat the content's words ("Released 3.1.6
+            # yesterday."): the context shows them too
+            memory = replace(
+                memory,
+                content=with_dates(memory.content, found),
+                title=with_phrases_dated(memory.title, found),
+                summary=memory.summary and with_phrases_dated(memory.summary, found),
+                compressed=memory.compressed and with_phrases_dated(memory.compressed, found),
+                index_line=memory.index_line and with_phrases_dated(memory.index_line, found),
+            )
             item = replace(item, memory=memory)  # type: ignore[type-var]
         dated.append(item)
     return dated

@@ -199,3 +199,25 @@ def test_saying_an_older_note_holds_over_a_replaced_one_keeps_the_history(
     assert "py310 no longer held already (superseded by py311)" in result.stdout
     second = engram_cli.json("show", "py310")
     assert (second["superseded_by"], second["valid_to"][:10]) == ("py311", "2026-08-10")
+
+
+def test_a_conflict_is_resolved_by_its_number_or_its_review_finding(
+    engram_cli: EngramCli, tmp_path: Path
+) -> None:
+    """`rem report` names a conflict by its finding (f-…), `contradictions list` by its
+    number; resolve refused the finding id ("not a valid integer")."""
+    records = _import_chain(engram_cli, tmp_path)
+    pending = {tuple(f["memory_ids"]): f["id"] for f in engram_cli.json("rem", "report")["pending"]}
+    first, second = records[("py39", "py310")], records[("py310", "py311")]
+    by_finding = pending[(first["a"], first["b"])]
+    engram_cli.ok("contradictions", "resolve", by_finding, "-r", "both_valid")
+    engram_cli.ok("contradictions", "resolve", f"#{second['id']}", "-r", "both_valid")
+    resolved = {
+        r["id"]: r["resolution"]
+        for r in engram_cli.json("contradictions", "list", "--all")["contradictions"]
+    }
+    assert resolved[first["id"]] == resolved[second["id"]] == "both_valid"
+    wrong = engram_cli("contradictions", "resolve", "f-000000000000", "-r", "both_valid")
+    assert wrong.exit_code != 0 and "no finding with id 'f-000000000000'" in wrong.stderr
+    bad = engram_cli("contradictions", "resolve", "soon", "-r", "both_valid")
+    assert bad.exit_code == 2 and "#3" in bad.stderr

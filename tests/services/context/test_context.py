@@ -263,6 +263,25 @@ def test_relative_dates_carry_their_resolved_date_into_the_context() -> None:
     assert count_tokens(small.markdown) <= 120
 
 
+def test_a_title_and_a_background_line_carry_the_date_too() -> None:
+    """A new user's context showed "**Released 3.1.6 yesterday.** …: Released 3.1.6
+    yesterday." months later: the title and the shorter forms were never dated."""
+    created = "2026-03-06T09:12:00+00:00"
+    text = "Released 3.1.6 yesterday. Main item is the sandbox fix for the attr filter."
+    episode = candidate(
+        "n09", text, created_at=created, type="episode", title="Released 3.1.6 yesterday."
+    )
+    stored = {"n09": times_for(text, created)}
+    for tiers in ({"relevant": [episode]}, {"background": [episode]}):
+        markdown = (
+            ContextAssembler(8000, dates=lambda ids: stored).assemble(prediction(**tiers)).markdown
+        )
+        assert "yesterday (2026-03-05)" in markdown
+        assert "yesterday." not in markdown and "yesterday " not in markdown.replace(
+            "yesterday (", ""
+        ), markdown
+
+
 def test_a_small_budget_goes_to_the_critical_tier_first() -> None:
     split = TierSplit()
     assert split.for_budget(8000) == split

@@ -38,6 +38,14 @@ def _clash(first: str, second: str) -> str | None:
         ("python >= 3.9 is required", "python >= 3.10 is required", "python"),
         ("MSRV: 1.74", "MSRV: 1.78", "msrv"),
         ("tested on node <= 20 only", "tested on node <= 22 only", "nod"),
+        # how often: a new user's "schedule interval: monthly" and "… weekly" were
+        # proposed as one thing said twice
+        (
+            "Dependabot bumps GitHub Actions once a month: schedule interval: monthly.",
+            "dependabot.yml: github-actions ecosystem, schedule interval weekly.",
+            "frequency",
+        ),
+        ("the backup job runs nightly", "the backup job runs every week", "frequency"),
     ],
 )
 def test_one_quantity_stated_twice_differently_clashes(first: str, second: str, what: str) -> None:
@@ -64,6 +72,9 @@ def test_one_quantity_stated_twice_differently_clashes(first: str, second: str, 
         ("retries 3 times", "retries 5 times now (it was 3)"),
         # Different things counted.
         ("at most 30 redirects", "at most 20 connections"),
+        # One interval written two ways.
+        ("renovate runs weekly", "renovate opens its PRs once a week"),
+        ("twice a day the cache is flushed", "the cache is flushed every 12 hours"),
         # Versions are compared part by part: 1.9 and 1.10 are two versions.
         ("requires Go 1.10+", "we build with Go 1.10"),
     ],

@@ -447,3 +447,18 @@ def test_a_question_naming_no_time_or_no_real_day_asks_none() -> None:
 def test_any_question_gives_no_range_or_an_ordered_one(question: str) -> None:
     asked = asked_range(question, date(2026, 11, 24))
     assert asked is None or asked[0] <= asked[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.sampled_from(["yesterday", "last week", "3 days ago"]))
+def test_a_title_gets_its_phrase_dated_once_and_nothing_else_changes(
+    around: str, phrase: str
+) -> None:
+    from services.text.date_answers import describe, with_phrases_dated
+
+    content = f"We shipped it {phrase}."
+    (ref,) = times_for(content, "2026-06-10T09:00:00+00:00")
+    title = f"{around} {phrase.capitalize()} {around}"
+    dated = with_phrases_dated(title, [ref])
+    assert with_phrases_dated(dated, [ref]) == dated  # shown twice, dated once
+    assert dated.replace(f" ({describe(ref)})", "", 1) == title
