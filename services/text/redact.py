@@ -3,8 +3,9 @@
 
 Two kinds of evidence. Tokens whose shape names them (GitHub, GitLab, Slack, AWS key ids,
 GCP API keys, OpenAI/Anthropic/Stripe keys, JWTs, PEM private key blocks, Azure account
-keys and SAS signatures, passwords in URLs, bearer and basic credentials) are redacted
-wherever they stand. Anything else is redacted only as the value of a `KEY=value`,
+keys and SAS signatures, passwords in URLs, bearer and basic credentials, and the
+credentials handed to a command: `curl -u user:pass`, `docker login -p pass`, `--password
+pass`, `poetry config http-basic.repo user pass`) are redacted wherever they stand. Anything else is redacted only as the value of a `KEY=value`,
 `KEY: value` or `"key": "value"` whose key names a secret (`DB_PASSWORD`, `apiKey`,
 `client_secret`) and only when the value looks like one: not a placeholder (`<token>`,
 `${VAR}`, `changeme`), not code (`os.environ["X"]`, `str`), not a path or a number, and
@@ -103,6 +104,18 @@ def _basic_credentials(value: str) -> bool:
     return ":" in text and text.isprintable() and "\ufffd" not in text
 
 
+def _command_secret(value: str) -> bool:
+    """The password of a user:password pair a command is given: any value but a stand-in
+    ("$TOKEN", "<password>", "changeme")."""
+    return not is_placeholder(value) and not value.startswith("-")
+
+
+def _flag_secret(value: str) -> bool:
+    """The value after a credential flag, when it reads as a password (letters mixed with
+    digits or symbols): "--password style flags" names none."""
+    return _command_secret(value) and secret_value(value, "password", quoted=False, prose=True)
+
+
 SHAPE_RULES: tuple[Rule, ...] = (
     Rule(
         "github-token",
@@ -199,6 +212,44 @@ SHAPE_RULES: tuple[Rule, ...] = (
             r"[ \t]-p(?P<value>[^\s\"'`]{4,200})"
         ),
         lambda password: not is_placeholder(password),
+        starts_token=False,
+    ),
+    # Credentials handed to a command: "docker login -u ci -p S3cret", "--password
+    # S3cret", "curl -u alice:S3cret", "poetry config http-basic.repo alice S3cret".
+    Rule(
+        "password",
+        ("--pass", "--token", "--secret", "--api-key", "--apikey"),
+        re.compile(
+            r"--(?:password|passwd|pass|token|secret|client-secret|api-key|apikey)"
+            r"[ \t]{1,3}(?P<value>[^\s\"'`]{4,200})"
+        ),
+        _flag_secret,
+        starts_token=False,
+    ),
+    Rule(
+        "password",
+        ("login",),
+        re.compile(r"\blogin\b[^\n]{0,120}?[ \t]-p[ \t]{1,3}(?P<value>[^\s\"'`]{4,200})"),
+        _flag_secret,
+        starts_token=False,
+    ),
+    Rule(
+        "password",
+        ("-u", "--user"),
+        re.compile(
+            r"(?<![\w-])(?:-u|--user)[ \t]{1,3}[^\s:\"'`]{1,100}:(?P<value>[^\s\"'`@]{4,200})"
+        ),
+        _command_secret,
+        starts_token=False,
+    ),
+    Rule(
+        "password",
+        ("http-basic.",),
+        re.compile(
+            r"http-basic\.[\w.\-]{1,100}[ \t]{1,3}[^\s\"'`;,]{1,100}[ \t]{1,3}"
+            r"(?P<value>[^\s\"'`]{4,200})"
+        ),
+        _command_secret,
         starts_token=False,
     ),
     Rule(  # a user and password pair in a sentence: "admin / hunter2-staging"

@@ -177,6 +177,27 @@ def test_keyed_values_are_redacted(text: str, kind: str) -> None:
             "mysql -u root -p[redacted:password] ledgerly",
             "password",
         ),
+        # credentials handed to a command (a walkthrough's poetry note kept its password)
+        (
+            "poetry config http-basic.private alice s3cr3tP@ss",
+            "poetry config http-basic.private alice [redacted:password]",
+            "password",
+        ),
+        (
+            "docker login -u ci -p Zx8Qw2Lm9Rt4 registry.internal",
+            "docker login -u ci -p [redacted:password] registry.internal",
+            "password",
+        ),
+        (
+            "curl -u alice:Zx8Qw2Lm9Rt4 https://x",
+            "curl -u alice:[redacted:password] https://x",
+            "password",
+        ),
+        (
+            "helm registry login --password Zx8Qw2Lm9",
+            "helm registry login --password [redacted:password]",
+            "password",
+        ),
     ],
 )
 def test_secrets_written_as_sentences_are_redacted(text: str, redacted: str, kind: str) -> None:
@@ -258,6 +279,12 @@ SENTENCES_ABOUT_SECRETS = [
     "modes: read / write, src / tests, TCP / UDP, admin / editor / viewer2",
     "mysql -u root -p ledgerly prompts for it; the token expires after 30 days",
     "the key pydantic_core.core_schema.ValidationInfo moved; secret sauce is caching",
+    # commands whose credentials are stand-ins, or that take none
+    "docker login -u ci -p $REGISTRY_PASSWORD registry.internal",
+    "curl -u alice https://x; ssh -p 2222 deploy@host; git push -u origin main",
+    "poetry config http-basic.private alice; cargo login --token <token>",
+    "gh auth login --with-token < token.txt, run with --token-budget 2000",
+    "--token / --password style flags: never give them a real default value.",
 ]
 
 
