@@ -29,7 +29,8 @@ from services.knowledge import contradictions
 from services.knowledge.conflict_records import ordered, pair_hash, reading_of
 from services.knowledge.conflict_scorer import is_conflict, kind_of
 from services.knowledge.cues import compare
-from services.knowledge.pair_features import features, read_pair_text, retired_names
+from services.knowledge.pair_features import features, read_pair_text
+from services.knowledge.retirement import retired_names
 from services.knowledge.supersession import replaced_by, unit_vector
 from services.memory import Memory, now_iso, written_at
 from services.storage import contradictions as table

@@ -291,12 +291,13 @@ def fact_findings(
     project: str | None = None,
 ) -> list[Finding]:
     """A proposal for each current memory of a factual type (of `project`, when given)
-    that has no fact yet: by rules (recommended) or, for a few a run, by the model (for
-    review only)."""
+    that has no fact yet and states none the project has already (`_facts_said`): by
+    rules (recommended) or, for a few a run, by the model (for review only)."""
 
     known = storage.memories_with_facts(store)
     asked = FindingStore(store).memory_ids("facts")
     budget = TimeBudget.for_work(LLM_SECONDS, store.count())
+    said = _facts_said(store)
     findings: list[Finding] = []
     llm_used = 0
     for memory in store.iter_all(project=project):
@@ -310,6 +311,10 @@ def fact_findings(
             fact = extract_by_llm(memory, llm, budget)
         if fact is None:
             continue
+        stated = (memory.project, fact.key, fact.value.lower(), fact.scope)
+        if stated in said:
+            continue  # in notes about Poetry nearly every one says "package_manager = poetry"
+        said.add(stated)
         by = "rules" if fact.extracted_by == "rule" else "the model (check it)"
         findings.append(
             Finding(
@@ -324,6 +329,23 @@ def fact_findings(
             )
         )
     return findings
+
+
+def _facts_said(store: MemoryStore) -> set[tuple[str | None, str, str, str]]:
+    """(project, key, value, scope) of every fact stored or waiting in the review: a fact
+    another memory of the project already states is not proposed again."""
+    facts = list_facts(store)
+    for finding in FindingStore(store).pending("facts"):
+        data = finding.detail.get("fact")
+        if isinstance(data, dict) and {"memory_id", "key", "value"} <= data.keys():
+            facts.append(Fact(str(data["memory_id"]), str(data["key"]), str(data["value"]),
+                              str(data.get("scope") or "")))  # fmt: skip
+    projects = {m.id: m.project for m in store.get_many({f.memory_id for f in facts}).values()}
+    return {
+        (projects[f.memory_id], f.key, f.value.lower(), f.scope)
+        for f in facts
+        if f.memory_id in projects
+    }
 
 
 def accept_finding(store: MemoryStore, finding: Finding) -> bool:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from services.knowledge.pair_features import near_retiring
+from services.knowledge.retirement import near_retiring
 from services.llm.base import LLM, LLMCancelled, LLMUnavailable, ask_json
 from services.memory import Memory
 from services.text.date_answers import (

@@ -5,7 +5,8 @@ Two kinds of evidence. Tokens whose shape names them (GitHub, GitLab, Slack, AWS
 GCP API keys, OpenAI/Anthropic/Stripe keys, JWTs, PEM private key blocks, Azure account
 keys and SAS signatures, passwords in URLs, bearer and basic credentials, and the
 credentials handed to a command: `curl -u user:pass`, `docker login -p pass`, `--password
-pass`, `poetry config http-basic.repo user pass`) are redacted wherever they stand. Anything else is redacted only as the value of a `KEY=value`,
+pass`, `poetry config http-basic.repo user pass`) are redacted wherever they stand.
+Anything else is redacted only as the value of a `KEY=value`,
 `KEY: value` or `"key": "value"` whose key names a secret (`DB_PASSWORD`, `apiKey`,
 `client_secret`) and only when the value looks like one: not a placeholder (`<token>`,
 `${VAR}`, `changeme`), not code (`os.environ["X"]`, `str`), not a path or a number, and

@@ -212,12 +212,18 @@ def _pair_text(content: str, title: str, created_at: str, files: tuple[str, ...]
         ("Deps are managed with pdm.", "Switched from pdm to uv in March.", {"pdm"}),
         # a name followed by its version retires the version
         ("CI runs Python 3.10 and 3.11.", "We dropped Python 3.10 in June.", {"3.10"}),
+        # "X no longer does" against a note saying X does: what it did is retired
+        (
+            "With the mixed runner, touching `result.stderr` raises ValueError.",
+            "The runner keeps both streams apart: `result.stderr` (no longer raises).",
+            {"result.stderr"},
+        ),
     ],
 )
 def test_a_later_note_that_retires_what_the_earlier_relies_on(
     earlier: str, later: str, retired: set[str]
 ) -> None:
-    from services.knowledge.pair_features import retired_names
+    from services.knowledge.retirement import retired_names
 
     first = _pair_text(earlier, "before", "2024-03-12T10:00:00+00:00")
     second = _pair_text(later, "after", "2024-11-07T10:00:00+00:00")
@@ -257,6 +263,11 @@ def test_a_later_note_that_retires_what_the_earlier_relies_on(
             "Pick the theme with `--theme-dark`; the Visual Studio Dark+ theme is ours.",
             "Visual Studio Dark+ theme is gone from bat master (#3552).",
         ),
+        # "X no longer <does>": what it does changed, X is still there
+        (
+            "Never hand-edit the lock file; regenerate it with `pdm lock`.",
+            "Since pdm 2.0, `pdm lock` no longer updates locked versions by default.",
+        ),
         # retiring wording in another clause: "anymore; publish.yaml uploads"
         (
             "Release: publish.yaml builds and uploads on tag push.",
@@ -274,7 +285,7 @@ def test_a_later_note_that_retires_what_the_earlier_relies_on(
     ],
 )
 def test_nothing_is_retired_without_a_name_the_earlier_relies_on(earlier: str, later: str) -> None:
-    from services.knowledge.pair_features import retired_names
+    from services.knowledge.retirement import retired_names
 
     first = _pair_text(earlier, "before", "2024-03-12T10:00:00+00:00")
     second = _pair_text(later, "after", "2024-11-07T10:00:00+00:00")
@@ -282,7 +293,7 @@ def test_nothing_is_retired_without_a_name_the_earlier_relies_on(earlier: str, l
 
 
 def test_a_file_both_notes_are_about_is_never_what_is_retired() -> None:
-    from services.knowledge.pair_features import retired_names
+    from services.knowledge.retirement import retired_names
 
     earlier = "go.mod says `go 1.15` on purpose: old toolchains import us."
     later = "The yaml module moved; go.mod dropped gopkg.in/yaml.v3 for go.yaml.in/yaml/v3."
@@ -488,7 +499,7 @@ def test_of_two_notes_written_within_one_second_the_later_holds(real: Engram) ->
     )
 )
 def test_what_a_note_retires_is_a_word_it_writes(words: list[str]) -> None:
-    from services.knowledge.pair_features import _retired_objects
+    from services.knowledge.retirement import _retired_objects
 
     text = " ".join(words)
     for name in _retired_objects(text):
@@ -519,3 +530,48 @@ def test_a_replacement_read_from_a_retirement_says_so_where_it_is_listed() -> No
     moved = {"cues": {"conflicts": [{"attribute": "timeout", "a": "5", "b": "30"}]}}
     assert reason_of({**moved, "retired": ["tox"]}) == "timeout: 5 s vs 30 s"
     assert reason_of({"scorer": 0.93}) is None
+
+
+def test_the_project_a_note_belongs_to_is_never_what_it_retires() -> None:
+    """In notes about Poetry, "`poetry shell` is gone from core in Poetry 2.0" had
+    retired "poetry" from "My Poetry is installed with pipx"."""
+    from services.knowledge.pair_features import read_pair_text
+    from services.knowledge.retirement import retired_names
+    from tests.services.builders import make_memory
+
+    installed = make_memory(
+        "My Poetry is installed with pipx: `poetry --version` prints 1.8.4.",
+        project="poetry",
+        created_at="2024-11-04T10:00:00+00:00",
+    )
+    gone = make_memory(
+        "`poetry shell` is gone from core in Poetry 2.0 (moved to poetry-plugin-shell).",
+        project="poetry",
+        created_at="2025-01-08T10:00:00+00:00",
+    )
+    assert "poetry" not in retired_names(read_pair_text(installed), read_pair_text(gone))
+
+
+def test_code_the_later_note_quotes_as_retired_links_it_from_a_lower_score() -> None:
+    """ "`poetry shell` is gone from core in Poetry 2.0" against "run `poetry shell`":
+    the scorer gave 0.58, under the bar a plain retirement needs, and the stale command
+    kept answering "how do I get a venv shell now?"."""
+    import numpy as np
+
+    from services.knowledge.current_truth import replacement
+    from tests.services.builders import make_memory
+
+    shell = make_memory(
+        "To work inside the project's virtualenv run `poetry shell`; it spawns a subshell "
+        "with the venv activated. exit to leave.",
+        type="workflow", project="poetry", created_at="2024-06-05T10:00:00+00:00",
+    )  # fmt: skip
+    gone = make_memory(
+        "`poetry shell` is gone from core in Poetry 2.0 (moved to poetry-plugin-shell). Use "
+        "`eval $(poetry env activate)` to activate the venv in the current shell instead.",
+        type="decision", project="poetry", created_at="2025-01-08T10:00:00+00:00",
+    )  # fmt: skip
+    cosine = 0.62
+    unit = {shell.id: np.array([1.0, 0.0]), gone.id: np.array([cosine, (1 - cosine**2) ** 0.5])}
+    recorded = replacement(shell, gone, unit)
+    assert recorded is not None and recorded[2].get("retired") == ["poetry shell"]

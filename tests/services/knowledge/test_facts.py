@@ -203,3 +203,16 @@ def test_a_version_or_a_matrix_is_no_fact(content: str) -> None:
 def test_one_runtime_version_is_still_a_fact() -> None:
     fact = extract_by_rules(make_memory("We require Python 3.10 now.", type="constraint"))
     assert fact is not None and (fact.key, fact.value) == ("runtime_python", "3.10")
+
+
+def test_a_fact_the_project_already_states_is_not_proposed_again(store: MemoryStore) -> None:
+    """In notes about Poetry the review held one "package_manager = poetry" finding for
+    nearly every note."""
+    for memory_id, project in (("a", "shop"), ("b", "shop"), ("c", "shop"), ("d", "blog")):
+        store.add(make_memory("pool_size = 10", id=memory_id, project=project, type="fact"))
+    store.add(make_memory("pool_size = 20", id="e", project="shop", type="fact"))
+    first = fact_findings(store)
+    assert sorted(f.memory_ids[0] for f in first) == ["a", "d", "e"]  # one a project and value
+    FindingStore(store).save(first)
+    store.add(make_memory("pool_size: 10", id="f", project="shop", type="fact"))
+    assert fact_findings(store) == []  # waiting in the review already
