@@ -67,7 +67,9 @@ newer memory that holds instead.
 Keep what a later session would need: `add_memory` when a decision is made, a fix is
 found (the error and what fixed it), a pitfall or a convention shows up. When it lists
 `may_replace` candidates, decide (ask the user if unsure) whether the new memory
-replaces them and confirm with `supersede_memory`. When a memory helped, call
+replaces them and confirm with `supersede_memory`; one it does not replace is settled
+with `resolve_contradiction` (its `contradiction` number, `both_valid`), or it stays
+marked "may be outdated". When a memory helped, call
 `mark_memories` with `used`."""
 
 CONTENT_CHARS = 1200  # of each search result's text; `get_memory` gives the whole

@@ -278,11 +278,19 @@ def add(
     if not asking:  # open proposals: search ranks by them until someone decides
         _propose(engram, memory, candidates)
     if as_json:
+        from services.knowledge.contradictions import for_pair
+
+        # the open proposal each candidate is, so a caller can settle one it does not
+        # confirm (`contradictions resolve N -r both_valid`, MCP resolve_contradiction)
+        numbers = {c.memory.id: for_pair(engram.store, c.memory.id, memory.id) for c in candidates}
         emit_json(
             {
                 **memory_summary(memory),
                 "supersedes": [m.id for m in superseded],
-                "may_replace": [c.to_dict() for c in candidates],
+                "may_replace": [
+                    {**c.to_dict(), "contradiction": getattr(numbers[c.memory.id], "id", None)}
+                    for c in candidates
+                ],
                 "may_repeat": [c.to_dict() for c in repeats],
                 "redacted": redaction,
             }

@@ -209,6 +209,34 @@ def test_a_new_memory_lists_what_it_may_replace_and_the_assistant_confirms(
     assert f"no longer holds: replaced by {new_id}" in deep.content[0].text
 
 
+def test_a_candidate_the_new_memory_does_not_replace_is_settled_by_its_number(
+    served: tuple[Any, CommandRunner],
+) -> None:
+    """A walkthrough's assistant confirmed the right candidate and could not settle the
+    wrong one: the add's answer named no proposal, and the note stayed "may be
+    outdated"."""
+    server, _ = served
+    old = ok(
+        server,
+        "add_memory",
+        {"content": "We use PostgreSQL 15 for the orders database.", "type": "decision"},
+    )["id"]
+    new = ok(
+        server,
+        "add_memory",
+        {"content": "We use PostgreSQL 16 for the orders database now.", "type": "decision"},
+    )
+    (candidate,) = new["may_replace"]
+    assert candidate["id"] == old and isinstance(candidate["contradiction"], int)
+    ok(
+        server,
+        "resolve_contradiction",
+        {"contradiction_id": candidate["contradiction"], "resolution": "both_valid"},
+    )
+    found = ok(server, "search", {"query": "which PostgreSQL version for orders"})
+    assert [r.get("outdated_by") for r in found["results"]] == [None, None]
+
+
 def test_an_assistant_told_twice_to_remember_one_thing_stores_it_once(
     served: tuple[Any, CommandRunner],
 ) -> None:

@@ -550,28 +550,3 @@ def test_the_project_a_note_belongs_to_is_never_what_it_retires() -> None:
         created_at="2025-01-08T10:00:00+00:00",
     )
     assert "poetry" not in retired_names(read_pair_text(installed), read_pair_text(gone))
-
-
-def test_code_the_later_note_quotes_as_retired_links_it_from_a_lower_score() -> None:
-    """ "`poetry shell` is gone from core in Poetry 2.0" against "run `poetry shell`":
-    the scorer gave 0.58, under the bar a plain retirement needs, and the stale command
-    kept answering "how do I get a venv shell now?"."""
-    import numpy as np
-
-    from services.knowledge.current_truth import replacement
-    from tests.services.builders import make_memory
-
-    shell = make_memory(
-        "To work inside the project's virtualenv run `poetry shell`; it spawns a subshell "
-        "with the venv activated. exit to leave.",
-        type="workflow", project="poetry", created_at="2024-06-05T10:00:00+00:00",
-    )  # fmt: skip
-    gone = make_memory(
-        "`poetry shell` is gone from core in Poetry 2.0 (moved to poetry-plugin-shell). Use "
-        "`eval $(poetry env activate)` to activate the venv in the current shell instead.",
-        type="decision", project="poetry", created_at="2025-01-08T10:00:00+00:00",
-    )  # fmt: skip
-    cosine = 0.62
-    unit = {shell.id: np.array([1.0, 0.0]), gone.id: np.array([cosine, (1 - cosine**2) ** 0.5])}
-    recorded = replacement(shell, gone, unit)
-    assert recorded is not None and recorded[2].get("retired") == ["poetry shell"]
