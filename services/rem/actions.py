@@ -63,7 +63,7 @@ def _out_of_date(service: MemoryService, finding: Finding, option: str) -> str |
     which of two conflicting notes holds needs only both to exist: on a chain 3.9 →
     3.10 → 3.11, "3.10 replaced 3.9" is still history to record once 3.11 has replaced
     3.10, and resolving keeps the history a replaced note has
-    (`conflict_records.ends_it`)."""
+    (`conflict_resolution.ends_it`)."""
     found = service.store.get_many(finding.memory_ids)
     for memory_id in finding.memory_ids:
         memory = found.get(memory_id)
