@@ -282,14 +282,14 @@ def add(
 
         # the open proposal each candidate is, so a caller can settle one it does not
         # confirm (`contradictions resolve N -r both_valid`, MCP resolve_contradiction)
-        numbers = {c.memory.id: for_pair(engram.store, c.memory.id, memory.id) for c in candidates}
+        proposals = [for_pair(engram.store, c.memory.id, memory.id) for c in candidates]
         emit_json(
             {
                 **memory_summary(memory),
                 "supersedes": [m.id for m in superseded],
                 "may_replace": [
-                    {**c.to_dict(), "contradiction": getattr(numbers[c.memory.id], "id", None)}
-                    for c in candidates
+                    {**c.to_dict(), "contradiction": record.id if record else None}
+                    for c, record in zip(candidates, proposals, strict=True)
                 ],
                 "may_repeat": [c.to_dict() for c in repeats],
                 "redacted": redaction,

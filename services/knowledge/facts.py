@@ -335,11 +335,8 @@ def _facts_said(store: MemoryStore) -> set[tuple[str | None, str, str, str]]:
     """(project, key, value, scope) of every fact stored or waiting in the review: a fact
     another memory of the project already states is not proposed again."""
     facts = list_facts(store)
-    for finding in FindingStore(store).pending("facts"):
-        data = finding.detail.get("fact")
-        if isinstance(data, dict) and {"memory_id", "key", "value"} <= data.keys():
-            facts.append(Fact(str(data["memory_id"]), str(data["key"]), str(data["value"]),
-                              str(data.get("scope") or "")))  # fmt: skip
+    proposed = (_proposed_fact(f) for f in FindingStore(store).pending("facts"))
+    facts.extend(fact for fact in proposed if fact is not None)
     projects = {m.id: m.project for m in store.get_many({f.memory_id for f in facts}).values()}
     return {
         (projects[f.memory_id], f.key, f.value.lower(), f.scope)
@@ -350,18 +347,23 @@ def _facts_said(store: MemoryStore) -> set[tuple[str | None, str, str, str]]:
 
 def accept_finding(store: MemoryStore, finding: Finding) -> bool:
     """The action of `accept`: store the proposed fact if its memory still exists."""
-    data = finding.detail.get("fact")
-    if not isinstance(data, dict) or not store.existing_ids([str(data.get("memory_id"))]):
+    fact = _proposed_fact(finding)
+    if fact is None or not store.existing_ids([fact.memory_id]):
         return False
-    save_fact(
-        store,
-        Fact(
-            str(data["memory_id"]),
-            str(data["key"]),
-            str(data["value"]),
-            str(data.get("scope") or ""),
-            float(data.get("confidence") or 0.5),
-            str(data.get("extracted_by") or "rule"),
-        ),
-    )
+    save_fact(store, fact)
     return True
+
+
+def _proposed_fact(finding: Finding) -> Fact | None:
+    """The fact a facts finding proposes (None when its detail holds none)."""
+    data = finding.detail.get("fact")
+    if not isinstance(data, dict) or not {"memory_id", "key", "value"} <= data.keys():
+        return None
+    return Fact(
+        str(data["memory_id"]),
+        str(data["key"]),
+        str(data["value"]),
+        str(data.get("scope") or ""),
+        float(data.get("confidence") or 0.5),
+        str(data.get("extracted_by") or "rule"),
+    )

@@ -57,10 +57,9 @@ _RETIRING_QUESTION = re.compile(
     r"end(?:ed)? support)\b",
     re.IGNORECASE,
 )
-_RETIRING_WORDS = frozenset(
+_RETIRING_WORDS = frozenset(  # besides the stopwords `_words` leaves out
     "drop dropped remove removed deprecate deprecated retire retired stop stopped using "
-    "supporting running got get rid move moved off ditch ditched end ended support we our "
-    "when did".split()
+    "supporting running rid move moved ditch ditched end ended support".split()
 )
 _FUTURE_QUESTION = re.compile(
     r"\b(is|are|will|does|do)\b.*\b(start|scheduled|switch|be)\b|\bwhen is\b", re.I

@@ -69,7 +69,7 @@ def with_memory_dates(
             memory = item.memory
             # the title and the shorter forms repeat the content's words ("Released 3.1.6
             # yesterday."): the context shows them too
-            memory = replace(
+            shown = replace(
                 memory,
                 content=with_dates(memory.content, found),
                 title=with_phrases_dated(memory.title, found),
@@ -77,7 +77,7 @@ def with_memory_dates(
                 compressed=memory.compressed and with_phrases_dated(memory.compressed, found),
                 index_line=memory.index_line and with_phrases_dated(memory.index_line, found),
             )
-            item = replace(item, memory=memory)  # type: ignore[type-var]
+            item = replace(item, memory=shown)  # type: ignore[type-var]
         dated.append(item)
     return dated
 
